@@ -1,0 +1,66 @@
+"""Diagnostics: the only place the layer writes anything, always one line on stderr.
+
+Lambda sends a function's stderr to CloudWatch Logs line by line.  With the function's log format
+set to JSON (``AWS_LAMBDA_LOG_FORMAT=JSON``) every line is a JSON object, the shape Lambda's own
+JSON logs have (timestamp, level, message, logger), so log queries and subscription filters keep
+working.  What is written: setting names and values, versions, file paths, endpoint host names,
+reasons and durations.  Never credentials, headers or bodies: no code path here receives them.
+"""
+
+import os
+import sys
+import time
+
+LOGGER = "aws_keepalive"
+TEXT_PREFIX = "aws-keepalive:"
+
+# Set by activate() from AWS_PYTHON_KEEPALIVE_DEBUG.
+debug_enabled = False
+
+# Keys of the problems already reported: report_once() reports each at most once per process,
+# so a failing wrapper called on every request cannot flood the function's logs.
+_reported = set()
+
+
+def warn(message, **fields):
+    """Write a warning line."""
+    _emit("WARN", message, fields)
+
+
+def debug(message, **fields):
+    """Write a debug line, only when AWS_PYTHON_KEEPALIVE_DEBUG is on."""
+    if debug_enabled:
+        _emit("DEBUG", message, fields)
+
+
+def report_once(key, message, **fields):
+    """Write a warning line the first time ``key`` is reported in this process."""
+    if key in _reported:
+        return
+    _reported.add(key)
+    _emit("WARN", message, fields)
+
+
+def _emit(level, message, fields):
+    if os.environ.get("AWS_LAMBDA_LOG_FORMAT", "").strip().upper() == "JSON":
+        # json is imported here, not at module level: at startup the layer imports nothing the
+        # function would not import itself, and most lines are never written.
+        import json
+
+        now = time.time()
+        record = {
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+            + ".%03dZ" % (int(now * 1000) % 1000),
+            "level": level,
+            "message": message,
+            "logger": LOGGER,
+        }
+        record.update(fields)
+        line = json.dumps(record, default=str)
+    else:
+        line = "%s %s %s" % (TEXT_PREFIX, level, message)
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except Exception:  # a closed or missing stderr must not break the function
+        pass

@@ -1,0 +1,308 @@
+"""Patch botocore (any version from 1.12.17 on) once it is imported: socket options, pool, idle.
+
+Three independent patches, each applied only when it has something to do, each guarded: if one
+fails (an unexpected botocore), it is reported once and that part of botocore stays stock.
+
+1. Socket options.  ``ClientArgsCreator._compute_socket_options`` is the one place every botocore
+   client's socket options come from (since 1.12.17; it grew a ``client_config`` argument at
+   1.27.84).  botocore adds SO_KEEPALIVE there when asked to, but never the probe timers, so the
+   kernel's defaults apply: first probe after 7200 s, far beyond the 350 s after which NAT
+   gateways, NLBs and VPC endpoints forget a flow.  The wrapper decides whether keep-alive is
+   wanted with the precedence modern botocore (1.42.29+) uses -- ``Config(tcp_keepalive=...)``,
+   then the user's ``BOTOCORE_TCP_KEEPALIVE``, then the profile's ``tcp_keepalive`` -- with the
+   layer's "on" as the last word, and then adds SO_KEEPALIVE with TCP_KEEPIDLE, TCP_KEEPINTVL and
+   TCP_KEEPCNT, or leaves all of them out.
+
+2. Pool size.  ``Session.create_client`` gets ``Config(max_pool_connections=N)`` merged under the
+   caller's config when neither the caller's config nor the session's default config sets it.
+
+3. Idle replacement and connection diagnostics.  botocore's own urllib3 pool classes
+   (``AWSHTTP(S)ConnectionPool``; urllib3's classes are left alone for other libraries) note
+   when each connection went back to the pool; when it is taken out again after more than
+   ``max_idle_s``, it is closed and urllib3 reconnects it before sending -- one clean handshake
+   instead of a reset and a retry (or a hang) on a flow a middlebox has forgotten.  botocore's
+   connection classes time ``connect()`` (TCP + TLS) and say why a connection was opened.
+"""
+
+import functools
+import os
+import socket
+import threading
+import time
+
+from aws_keepalive import diagnostics
+
+# The attribute by which a patched function points at the function it wraps.  Its presence makes
+# every patch idempotent: the .pth file and sitecustomize.py may both activate the layer.
+WRAPPED = "__aws_keepalive_wrapped__"
+
+
+def apply(settings):
+    """Apply every patch that ``settings`` asks for to the botocore that was just imported."""
+    import botocore
+
+    version = getattr(botocore, "__version__", "unknown")
+    path = os.path.dirname(os.path.abspath(botocore.__file__))
+    _warn_if_shadowed(version, path)
+    steps = [("socket options", _patch_socket_options)]
+    if settings.pool_size is not None:
+        steps.append(("pool size", _patch_pool_size))
+    if settings.max_idle_s or settings.debug:
+        steps.append(("connection pool", _patch_connection_pool))
+    for name, step in steps:
+        try:
+            step(settings, version, path)
+        except Exception as error:
+            diagnostics.report_once(
+                "patch " + name,
+                "could not patch the %s of botocore %s (%s): %r; that part stays stock botocore"
+                % (name, version, path, error),
+            )
+    diagnostics.debug("patched botocore %s at %s" % (version, path), botocore_version=version)
+
+
+def _wrap(owner, name, make_wrapper):
+    """Replace ``owner.name`` by ``make_wrapper(original)`` unless it is already ours."""
+    original = getattr(owner, name)
+    if getattr(original, WRAPPED, None) is not None:
+        return
+    wrapper = functools.wraps(original)(make_wrapper(original))
+    setattr(wrapper, WRAPPED, original)
+    setattr(owner, name, wrapper)
+
+
+# --- 1. socket options ------------------------------------------------------------------------
+
+
+def _patch_socket_options(settings, version, path):
+    from botocore.args import ClientArgsCreator
+
+    if not hasattr(ClientArgsCreator, "_compute_socket_options"):
+        diagnostics.warn(
+            "botocore %s (%s) is older than 1.12.17 and has no socket options to extend; "
+            "keep-alive timers are not applied" % (version, path)
+        )
+        return
+    timers = [
+        (socket.IPPROTO_TCP, getattr(socket, option), value)
+        for option, value in (
+            ("TCP_KEEPIDLE", settings.keepidle_s),
+            ("TCP_KEEPINTVL", settings.keepintvl_s),
+            ("TCP_KEEPCNT", settings.keepcnt),
+        )
+        # Linux has all three; the layer may also be loaded on a developer's macOS.
+        if hasattr(socket, option)
+    ]
+    ours = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)] + timers
+    ours_keys = set(option[:2] for option in ours)
+
+    def make_wrapper(original):
+        def _compute_socket_options(self, scoped_config, *args, **kwargs):
+            options = original(self, scoped_config, *args, **kwargs)
+            try:
+                # 1.27.84+ pass the client's Config; older versions have no tcp_keepalive in it.
+                client_config = args[0] if args else kwargs.get("client_config")
+                kept = [option for option in options if tuple(option[:2]) not in ours_keys]
+                if keepalive_wanted(settings, scoped_config, client_config):
+                    return kept + ours
+                return kept
+            except Exception as error:
+                diagnostics.report_once(
+                    "socket options",
+                    "could not compute keep-alive socket options: %r; using botocore's" % (error,),
+                )
+                return options
+
+        return _compute_socket_options
+
+    _wrap(ClientArgsCreator, "_compute_socket_options", make_wrapper)
+
+
+def keepalive_wanted(settings, scoped_config, client_config):
+    """Whether a client gets TCP keep-alive: explicit user settings first, then the layer (on)."""
+    explicit = getattr(client_config, "tcp_keepalive", None)
+    if explicit is not None:
+        return bool(explicit)
+    # The layer set BOTOCORE_TCP_KEEPALIVE=true with setdefault.  A value the user set before
+    # startup, or any other value set since, is the user's and wins over a profile.
+    env_value = os.environ.get("BOTOCORE_TCP_KEEPALIVE")
+    if env_value is not None and (
+        settings.user_botocore_tcp_keepalive is not None or env_value != "true"
+    ):
+        return env_value.strip().lower() == "true"
+    profile_value = scoped_config.get("tcp_keepalive") if scoped_config else None
+    if profile_value is not None:
+        if isinstance(profile_value, bool):
+            return profile_value
+        return str(profile_value).strip().lower() == "true"
+    return True
+
+
+# --- 2. pool size -----------------------------------------------------------------------------
+
+
+def _patch_pool_size(settings, version, path):
+    import inspect
+
+    from botocore.config import Config
+    from botocore.session import Session
+
+    # ``config`` is a keyword for boto3, but may be passed by position: find its index once.
+    parameters = list(inspect.signature(Session.create_client).parameters)
+    config_index = parameters.index("config") - 1  # without self
+
+    def sets_pool_size(config):
+        return config is not None and "max_pool_connections" in getattr(
+            config, "_user_provided_options", {}
+        )
+
+    def make_wrapper(original):
+        def create_client(self, *args, **kwargs):
+            try:
+                by_position = len(args) > config_index
+                config = args[config_index] if by_position else kwargs.get("config")
+                if not sets_pool_size(config) and not sets_pool_size(
+                    self.get_default_client_config()
+                ):
+                    ours = Config(max_pool_connections=settings.pool_size)
+                    config = ours if config is None else ours.merge(config)
+                    if by_position:
+                        args = args[:config_index] + (config,) + args[config_index + 1 :]
+                    else:
+                        kwargs["config"] = config
+            except Exception as error:
+                diagnostics.report_once(
+                    "pool size", "could not set max_pool_connections: %r; using botocore's" % (error,)
+                )
+            return original(self, *args, **kwargs)
+
+        return create_client
+
+    _wrap(Session, "create_client", make_wrapper)
+
+
+# --- 3. idle replacement and connection diagnostics -------------------------------------------
+
+# Guards the per-pool count of connections taken out and not yet returned (several threads share
+# one client's pool).
+_checked_out_lock = threading.Lock()
+
+
+def _patch_connection_pool(settings, version, path):
+    from botocore import awsrequest
+
+    for pool_class in (awsrequest.AWSHTTPConnectionPool, awsrequest.AWSHTTPSConnectionPool):
+        _wrap(pool_class, "_get_conn", functools.partial(_make_get_conn, settings))
+        _wrap(pool_class, "_put_conn", _make_put_conn)
+    _wrap(awsrequest.AWSHTTPConnection, "connect", functools.partial(_make_connect, "TCP"))
+    _wrap(awsrequest.AWSHTTPSConnection, "connect", functools.partial(_make_connect, "TCP + TLS"))
+
+
+def _make_get_conn(settings, original):
+    def _get_conn(self, *args, **kwargs):
+        opened_before = self.num_connections
+        conn = original(self, *args, **kwargs)
+        try:
+            _before_use(self, conn, opened_before, settings.max_idle_s)
+        except Exception as error:
+            diagnostics.report_once("get_conn", "connection check failed: %r" % (error,))
+        return conn
+
+    return _get_conn
+
+
+def _before_use(pool, conn, opened_before, max_idle_s):
+    """Label why ``conn`` will (re)connect, and close it first if it sat idle too long."""
+    with _checked_out_lock:
+        others_checked_out = getattr(pool, "_aws_keepalive_checked_out", 0)
+        pool._aws_keepalive_checked_out = others_checked_out + 1
+    if pool.num_connections > opened_before:
+        # urllib3 made a new connection object: the pool's first, or one beside connections
+        # that other threads hold, or the replacement of one discarded after an error.
+        if opened_before == 0:
+            conn._aws_keepalive_reason = "first use"
+        elif others_checked_out:
+            conn._aws_keepalive_reason = "pool full"
+        else:
+            conn._aws_keepalive_reason = "peer closed"
+    elif getattr(conn, "sock", None) is None:
+        # urllib3 saw the peer's FIN or RST while the connection sat in the pool and closed it.
+        conn._aws_keepalive_reason = "peer closed"
+    elif max_idle_s and idle_seconds(conn) > max_idle_s:
+        conn.close()
+        conn._aws_keepalive_reason = "max idle"
+
+
+def idle_seconds(conn):
+    """Seconds since ``conn`` went back to the pool (0 if it never did).
+
+    Measured on both clocks and the larger taken: CLOCK_MONOTONIC is immune to wall-clock steps,
+    but whether it advances while Lambda freezes the execution environment is not documented;
+    the wall clock is corrected when the environment thaws.  Overstating the idle time costs one
+    handshake; understating it could cost a reset or a hang.
+    """
+    since = getattr(conn, "_aws_keepalive_idle_since", None)
+    if since is None:
+        return 0.0
+    monotonic_then, wall_then = since
+    return max(time.monotonic() - monotonic_then, time.time() - wall_then)
+
+
+def _make_put_conn(original):
+    def _put_conn(self, conn, *args, **kwargs):
+        try:
+            with _checked_out_lock:
+                self._aws_keepalive_checked_out = max(
+                    0, getattr(self, "_aws_keepalive_checked_out", 0) - 1
+                )
+            if conn is not None:
+                conn._aws_keepalive_idle_since = (time.monotonic(), time.time())
+        except Exception as error:
+            diagnostics.report_once("put_conn", "connection bookkeeping failed: %r" % (error,))
+        return original(self, conn, *args, **kwargs)
+
+    return _put_conn
+
+
+def _make_connect(handshake, original):
+    def connect(self, *args, **kwargs):
+        reason = getattr(self, "_aws_keepalive_reason", None) or "first use"
+        started = time.perf_counter()
+        result = original(self, *args, **kwargs)
+        if diagnostics.debug_enabled:
+            connect_ms = (time.perf_counter() - started) * 1000.0
+            diagnostics.debug(
+                "new connection to %s:%s (%s) in %.1f ms (%s)"
+                % (self.host, self.port, reason, connect_ms, handshake),
+                host=self.host,
+                port=self.port,
+                reason=reason,
+                connect_ms=round(connect_ms, 3),
+            )
+        self._aws_keepalive_reason = None
+        return result
+
+    return connect
+
+
+# --- shadowing copies -------------------------------------------------------------------------
+
+
+def _warn_if_shadowed(version, path):
+    """Warn when the function's own botocore (e.g. in /var/task) wins over the layer's copy."""
+    layer_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    layer_botocore = os.path.join(layer_root, "botocore")
+    if not os.path.isdir(layer_botocore):
+        return
+    if os.path.realpath(layer_botocore) == os.path.realpath(path):
+        return
+    layer_version = "unknown"
+    for entry in sorted(os.listdir(layer_root)):
+        if entry.startswith("botocore-") and entry.endswith(".dist-info"):
+            layer_version = entry[len("botocore-") : -len(".dist-info")]
+    diagnostics.warn(
+        "botocore %s at %s shadows the layer's botocore %s at %s (the function bundles its own "
+        "copy); keep-alive is applied to the copy in use" % (version, path, layer_version, layer_botocore),
+        botocore_version=version,
+        botocore_path=path,
+    )

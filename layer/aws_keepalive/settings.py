@@ -1,0 +1,150 @@
+"""Environment -> settings: every variable the layer reads, parsed and validated once.
+
+This module runs at interpreter startup (from the ``.pth`` line), before the function's handler is
+imported, so it imports nothing beyond the package's own diagnostics module.  A bad value never stops
+the function: it gets one warning line naming the variable and the accepted values, and the
+default is used instead.
+"""
+
+from aws_keepalive import diagnostics
+
+SWITCH = "AWS_PYTHON_KEEPALIVE"
+ON_VALUES = ("1", "true", "yes", "on")
+OFF_VALUES = ("", "0", "false", "no", "off")
+
+# Why these defaults (see README "Choosing the timers"):
+#
+# * The middleboxes between a Lambda function and an AWS endpoint (NAT gateway, NLB, Gateway and
+#   Interface VPC endpoints, Network Firewall, Transit Gateway) forget a TCP flow after 350 s
+#   without a packet.  Linux sends the first keep-alive probe after TCP_KEEPIDLE seconds of
+#   silence and, while probes are answered, the next one about max(TCP_KEEPIDLE, TCP_KEEPINTVL)
+#   after the last answer (FACTS.md, measured).  So both timers must stay below 350 s; 60 s
+#   leaves room for five probes per window, and one lost probe is not fatal.
+# * TCP_KEEPINTVL and TCP_KEEPCNT only matter once a probe goes unanswered: 10 s x 3 means a peer
+#   that vanished is detected 60 + 30 = 90 s into the silence, and the dead connection is
+#   dropped from the pool by urllib3 instead of eating the next request.
+# * MAX_IDLE covers what probes cannot: while Lambda freezes the execution environment between
+#   invocations, it is unknown whether the kernel still sends probes.  If it does not, a flow idle
+#   for 350 s is gone.  Replacing a pooled connection that has been idle for more than 300 s
+#   costs one handshake, and only after a gap that long; reusing it could cost a reset and a
+#   retry, or a hang until read_timeout (60 s).  300 s leaves a 50 s margin under 350 s.
+KEEPIDLE_S = 60
+KEEPINTVL_S = 10
+KEEPCNT = 3
+MAX_IDLE_S = 300
+
+# Kernel limits (include/net/tcp.h: MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT).
+MAX_TCP_KEEPIDLE = 32767
+MAX_TCP_KEEPINTVL = 32767
+MAX_TCP_KEEPCNT = 127
+# A Lambda execution environment allows 1024 open file descriptors.
+MAX_POOL_SIZE = 1000
+MAX_MAX_IDLE_S = 86400
+
+
+class Settings:
+    """The layer's effective configuration, read from the environment once at startup."""
+
+    __slots__ = (
+        "keepidle_s",
+        "keepintvl_s",
+        "keepcnt",
+        "pool_size",
+        "max_idle_s",
+        "debug",
+        "user_botocore_tcp_keepalive",
+    )
+
+    def __init__(
+        self,
+        keepidle_s=KEEPIDLE_S,
+        keepintvl_s=KEEPINTVL_S,
+        keepcnt=KEEPCNT,
+        pool_size=None,
+        max_idle_s=MAX_IDLE_S,
+        debug=False,
+        user_botocore_tcp_keepalive=None,
+    ):
+        self.keepidle_s = keepidle_s
+        self.keepintvl_s = keepintvl_s
+        self.keepcnt = keepcnt
+        # None: botocore's own default (10) for clients that do not set max_pool_connections.
+        self.pool_size = pool_size
+        # 0: never replace idle connections (stock botocore behaviour).
+        self.max_idle_s = max_idle_s
+        self.debug = debug
+        # BOTOCORE_TCP_KEEPALIVE as the user set it before the layer's setdefault (None: unset).
+        self.user_botocore_tcp_keepalive = user_botocore_tcp_keepalive
+
+    def describe(self):
+        """One line for the debug log: the effective settings, by name."""
+        pool = "botocore default" if self.pool_size is None else self.pool_size
+        max_idle = "off" if self.max_idle_s == 0 else self.max_idle_s
+        return "keepidle_s=%s keepintvl_s=%s keepcnt=%s pool_size=%s max_idle_s=%s" % (
+            self.keepidle_s,
+            self.keepintvl_s,
+            self.keepcnt,
+            pool,
+            max_idle,
+        )
+
+
+def switch(environ):
+    """True when AWS_PYTHON_KEEPALIVE switches the layer on; False (with a warning) otherwise."""
+    value = environ.get(SWITCH, "").strip().lower()
+    if value in ON_VALUES:
+        return True
+    if value not in OFF_VALUES:
+        diagnostics.warn(
+            "%s=%r is not one of %s (on) or %s, empty or unset (off); the layer stays off"
+            % (SWITCH, environ[SWITCH], "/".join(ON_VALUES), "/".join(OFF_VALUES[1:]))
+        )
+    return False
+
+
+def from_environ(environ):
+    """Settings from the environment, or None when the switch is off (or not understood)."""
+    if not switch(environ):
+        return None
+    return Settings(
+        keepidle_s=_integer(environ, "AWS_PYTHON_KEEPALIVE_IDLE", KEEPIDLE_S, 1, MAX_TCP_KEEPIDLE),
+        keepintvl_s=_integer(
+            environ, "AWS_PYTHON_KEEPALIVE_INTERVAL", KEEPINTVL_S, 1, MAX_TCP_KEEPINTVL
+        ),
+        keepcnt=_integer(environ, "AWS_PYTHON_KEEPALIVE_COUNT", KEEPCNT, 1, MAX_TCP_KEEPCNT),
+        pool_size=_integer(environ, "AWS_PYTHON_KEEPALIVE_POOL_SIZE", None, 1, MAX_POOL_SIZE),
+        max_idle_s=_integer(environ, "AWS_PYTHON_KEEPALIVE_MAX_IDLE", MAX_IDLE_S, 0, MAX_MAX_IDLE_S),
+        debug=_flag(environ, "AWS_PYTHON_KEEPALIVE_DEBUG"),
+        user_botocore_tcp_keepalive=environ.get("BOTOCORE_TCP_KEEPALIVE"),
+    )
+
+
+def _integer(environ, name, default, minimum, maximum):
+    """An integer in [minimum, maximum] from ``name``; the default (with a warning) otherwise."""
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw, 10)
+    except ValueError:
+        value = None
+    if value is None or not minimum <= value <= maximum:
+        diagnostics.warn(
+            "%s=%r is not an integer from %d to %d; using %s"
+            % (name, environ[name], minimum, maximum, "botocore's default" if default is None else default)
+        )
+        return default
+    return value
+
+
+def _flag(environ, name):
+    """A boolean from ``name`` with the switch's vocabulary; False (with a warning) otherwise."""
+    value = environ.get(name, "").strip().lower()
+    if value in ON_VALUES:
+        return True
+    if value not in OFF_VALUES:
+        diagnostics.warn(
+            "%s=%r is not one of %s or %s; using off"
+            % (name, environ[name], "/".join(ON_VALUES), "/".join(OFF_VALUES[1:]))
+        )
+    return False

@@ -1,0 +1,99 @@
+"""Fixtures for the hook tests: a DynamoDB-shaped server and a way to run a function the way the
+managed runtime does (tests/standin/bootstrap.py), each in a fresh interpreter."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ddb_server import DynamoDBShapedServer
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAYER = os.path.join(REPO, "layer")
+# In-process tests (settings, diagnostics) import the package from the plain layer folder.
+sys.path.insert(0, LAYER)
+STANDIN = os.path.join(REPO, "tests", "standin", "bootstrap.py")
+TASK_HELPERS = os.path.join(REPO, "tests", "hook", "task", "keepalive_probe.py")
+
+# The machine exports AWS_CA_BUNDLE and friends: children get only what a Lambda function would
+# have, plus what a test adds.
+BASE_ENV = {
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    "HOME": os.environ.get("HOME", "/root"),
+    "LANG": "C.UTF-8",
+    "AWS_ACCESS_KEY_ID": "AKIDTESTKEEPALIVE",
+    "AWS_SECRET_ACCESS_KEY": "test-secret-never-printed",
+    "AWS_SESSION_TOKEN": "test-token-never-printed",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+class FunctionRun:
+    """What one run of a test function printed: the handler's result and the stderr lines."""
+
+    def __init__(self, completed):
+        self.returncode = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        lines = [line for line in completed.stdout.splitlines() if line.strip()]
+        self.result = json.loads(lines[-1]) if completed.returncode == 0 and lines else None
+
+    @property
+    def layer_lines(self):
+        return [line for line in self.stderr.splitlines() if line.startswith("aws-keepalive:")]
+
+    def __repr__(self):
+        return "FunctionRun(rc=%s, stdout=%r, stderr=%r)" % (self.returncode, self.stdout, self.stderr)
+
+
+@pytest.fixture
+def server():
+    with DynamoDBShapedServer() as running:
+        yield running
+
+
+@pytest.fixture
+def run_function(tmp_path):
+    """run_function(handler_source, env={...}) -> FunctionRun.
+
+    Writes ``handler_source`` as handler.py into a fresh task folder (the stand-in /var/task),
+    then starts a new interpreter on tests/standin/bootstrap.py with ``layer/`` as the layer's
+    ``python`` folder, so the layer is activated through its real entry points.
+    """
+
+    def run(handler_source, env=None, python=sys.executable, opt=None, task=None,
+            pythonpath=None, event=None, timeout=60):
+        task = task or str(tmp_path / "task")
+        os.makedirs(task, exist_ok=True)
+        with open(os.path.join(task, "handler.py"), "w") as handler_file:
+            handler_file.write(textwrap.dedent(handler_source))
+        shutil.copy(TASK_HELPERS, task)
+        if opt is None:
+            opt = str(tmp_path / "opt")
+            if not os.path.exists(opt):
+                os.makedirs(opt)
+                os.symlink(LAYER, os.path.join(opt, "python"))
+        child_env = dict(BASE_ENV)
+        child_env.update(env or {})
+        if pythonpath is not None:
+            child_env["PYTHONPATH"] = pythonpath
+        command = [python, STANDIN, "--opt", opt, "--task", task, "--handler", "handler.handler"]
+        if event is not None:
+            command += ["--event", json.dumps(event)]
+        completed = subprocess.run(
+            command, env=child_env, capture_output=True, text=True, timeout=timeout, cwd=task
+        )
+        return FunctionRun(completed)
+
+    return run
+
+
+ON = {"AWS_PYTHON_KEEPALIVE": "1"}

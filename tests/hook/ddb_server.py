@@ -1,0 +1,88 @@
+"""A local HTTP/1.1 server that answers like DynamoDB, for tests on real sockets.
+
+It keeps connections alive the way the real endpoint does, counts the TCP connections it accepted
+and the requests it answered, and can be told to answer slowly (to make a client open a second
+connection) or to close each connection after answering without saying so (so that the client
+finds a pooled connection closed by its peer).
+"""
+
+import http.server
+import json
+import socketserver
+import threading
+import time
+import zlib
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def setup(self):
+        super().setup()
+        with self.server.lock:
+            self.server.connections += 1
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        self.rfile.read(length)
+        target = self.headers.get("X-Amz-Target", "")
+        with self.server.lock:
+            self.server.requests += 1
+            self.server.targets.append(target)
+        if self.server.delay_s:
+            time.sleep(self.server.delay_s)
+        body = b"{}"
+        if target.endswith(".GetItem"):
+            body = json.dumps({"Item": {"pk": {"S": "1"}}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("x-amzn-RequestId", "test-request")
+        self.send_header("x-amz-crc32", str(zlib.crc32(body) & 0xFFFFFFFF))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+        if self.server.close_after_response:
+            self.close_connection = True
+
+    def do_HEAD(self):
+        """S3-shaped: HeadBucket answers 200 with no body."""
+        with self.server.lock:
+            self.server.requests += 1
+            self.server.targets.append("HEAD " + self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.send_header("x-amz-request-id", "test-request")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, delay_s=0.0, close_after_response=False):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.lock = threading.Lock()
+        self.connections = 0
+        self.requests = 0
+        self.targets = []
+        self.delay_s = delay_s
+        self.close_after_response = close_after_response
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.server_address[1]
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+        self.server_close()
+        self._thread.join(timeout=5)

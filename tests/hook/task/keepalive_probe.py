@@ -1,0 +1,39 @@
+"""Helpers the test handlers use to read back what botocore's pooled sockets really carry.
+
+Copied into each test's stand-in /var/task, next to the handler.  Reads the options with
+getsockopt() from the sockets of the connections sitting in a client's urllib3 pools.
+"""
+
+import socket
+
+
+def pooled_connections(client):
+    manager = client._endpoint.http_session._manager
+    for key in list(manager.pools.keys()):
+        pool = manager.pools[key]
+        for conn in list(pool.pool.queue):
+            if conn is not None:
+                yield pool, conn
+
+
+def socket_options(sock):
+    return {
+        "SO_KEEPALIVE": sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+        "TCP_KEEPIDLE": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+        "TCP_KEEPINTVL": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+        "TCP_KEEPCNT": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+        "TCP_NODELAY": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),
+    }
+
+
+def client_socket_options(client):
+    """Options of every live pooled socket of ``client`` (a list, one dict per socket)."""
+    return [
+        socket_options(conn.sock)
+        for _, conn in pooled_connections(client)
+        if getattr(conn, "sock", None) is not None
+    ]
+
+
+def max_pool_connections(client):
+    return client.meta.config.max_pool_connections

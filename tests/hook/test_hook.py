@@ -1,0 +1,85 @@
+"""hook.py: the post-import hook that patches botocore when, and only when, it is imported."""
+
+import subprocess
+import sys
+
+from conftest import BASE_ENV, LAYER
+
+
+def _python(script, env=None):
+    # The package is put on sys.path by hand (not PYTHONPATH) so that sitecustomize stays out.
+    child_env = dict(BASE_ENV, **(env or {}))
+    script = "import sys; sys.path.insert(0, %r)\n" % LAYER + script
+    completed = subprocess.run([sys.executable, "-c", script], env=child_env,
+                               capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.strip()
+
+
+def test_callback_runs_after_botocore_session_import():
+    """The callback runs once botocore.session has executed, with the module, then not again."""
+    out = _python(
+        "import sys\n"
+        "from aws_keepalive import hook\n"
+        "seen = []\n"
+        "hook.install(lambda module: seen.append((module.__name__, hasattr(module, 'Session'))))\n"
+        "print(seen)\n"
+        "import botocore.session, importlib\n"
+        "importlib.reload(botocore.session)\n"
+        "print(seen)\n"
+    )
+    assert out.splitlines() == ["[]", "[('botocore.session', True)]"]
+
+
+def test_finder_removed_and_loader_restored():
+    """After the import the finder is gone and botocore.session keeps botocore's own loader."""
+    out = _python(
+        "import sys\n"
+        "from aws_keepalive import hook\n"
+        "hook.install(lambda module: None)\n"
+        "print(hook.installed())\n"
+        "import botocore.session\n"
+        "print(hook.installed())\n"
+        "print(type(botocore.session.__loader__).__name__, type(botocore.session.__spec__.loader).__name__)\n"
+    )
+    assert out.splitlines() == ["True", "False", "SourceFileLoader SourceFileLoader"]
+
+
+def test_already_imported_runs_at_once():
+    """If botocore.session is already imported, the callback runs at install, no finder stays."""
+    out = _python(
+        "import botocore.session\n"
+        "from aws_keepalive import hook\n"
+        "seen = []\n"
+        "print(hook.install(seen.append) is None, len(seen), hook.installed())\n"
+    )
+    assert out == "True 1 False"
+
+
+def test_other_imports_pass_through():
+    """Modules other than botocore.session import normally while the hook waits."""
+    out = _python(
+        "from aws_keepalive import hook\n"
+        "hook.install(lambda module: None)\n"
+        "import json, botocore, botocore.exceptions\n"
+        "print(hook.installed(), json.dumps([1]))\n"
+    )
+    assert out == "True [1]"
+
+
+def test_activate_after_botocore_import_patches_existing(server):
+    """activate() called when botocore is already imported patches it immediately."""
+    out = _python(
+        "import sys\n"
+        "import botocore.session\n"
+        "import aws_keepalive\n"
+        "aws_keepalive.activate('late')\n"
+        "sys.path.insert(0, %r)\n"
+        "import keepalive_probe\n"
+        "client = botocore.session.get_session().create_client('dynamodb', endpoint_url=%r)\n"
+        "client.put_item(TableName='table', Item={'pk': {'S': '1'}})\n"
+        "print(keepalive_probe.client_socket_options(client)[0]['TCP_KEEPIDLE'])\n"
+        % (LAYER.replace("layer", "tests/hook/task"), server.url),
+        env={"AWS_PYTHON_KEEPALIVE": "1"},
+    )
+    assert out == "60"

@@ -1,0 +1,340 @@
+"""patch.py: what botocore clients get once the layer is on, read back from real sockets."""
+
+import pytest
+
+from conftest import ON
+
+PUT_AND_REPORT = """
+    import os
+    import boto3
+    import keepalive_probe
+
+    def handler(event, context):
+        client = boto3.client("dynamodb", endpoint_url=event["url"], **event.get("kwargs", {}))
+        client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+        return {"options": keepalive_probe.client_socket_options(client),
+                "max_pool_connections": keepalive_probe.max_pool_connections(client),
+                "BOTOCORE_TCP_KEEPALIVE": os.environ.get("BOTOCORE_TCP_KEEPALIVE")}
+"""
+
+CONFIG_AND_REPORT = """
+    import boto3
+    import keepalive_probe
+    from botocore.config import Config
+
+    def handler(event, context):
+        client = boto3.client("dynamodb", endpoint_url=event["url"], config=Config(**event["config"]))
+        client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+        return {"options": keepalive_probe.client_socket_options(client),
+                "max_pool_connections": keepalive_probe.max_pool_connections(client)}
+"""
+
+
+def test_default_timers_on_real_socket(run_function, server):
+    """With the switch on, a client's socket has SO_KEEPALIVE and the 60/10/3 timers."""
+    run = run_function(PUT_AND_REPORT, env=ON, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result["options"] == [
+        {"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 60, "TCP_KEEPINTVL": 10, "TCP_KEEPCNT": 3, "TCP_NODELAY": 1}
+    ]
+    assert run.result["BOTOCORE_TCP_KEEPALIVE"] == "true"
+    assert run.stderr == ""
+
+
+def test_switch_off_leaves_sockets_stock(run_function, server):
+    """With the switch unset, sockets keep the kernel defaults and botocore's SO_KEEPALIVE off."""
+    run = run_function(PUT_AND_REPORT, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result["options"][0]["SO_KEEPALIVE"] == 0
+    assert run.result["options"][0]["TCP_KEEPIDLE"] == 7200
+    assert run.result["BOTOCORE_TCP_KEEPALIVE"] is None
+
+
+def test_timer_overrides(run_function, server):
+    """AWS_PYTHON_KEEPALIVE_IDLE / _INTERVAL / _COUNT set the three timers on the socket."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_IDLE="30", AWS_PYTHON_KEEPALIVE_INTERVAL="7",
+               AWS_PYTHON_KEEPALIVE_COUNT="5")
+    run = run_function(PUT_AND_REPORT, env=env, event={"url": server.url})
+    assert run.returncode == 0, run
+    options = run.result["options"][0]
+    assert (options["SO_KEEPALIVE"], options["TCP_KEEPIDLE"], options["TCP_KEEPINTVL"],
+            options["TCP_KEEPCNT"]) == (1, 30, 7, 5)
+
+
+def test_other_services_get_the_options(run_function, server):
+    """Not only DynamoDB: an S3 client's socket carries the same options."""
+    source = """
+        import boto3
+        import keepalive_probe
+
+        def handler(event, context):
+            client = boto3.client("s3", endpoint_url=event["url"])
+            client.head_bucket(Bucket="bucket")
+            return keepalive_probe.client_socket_options(client)
+    """
+    run = run_function(source, env=ON, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"]) for o in run.result] == [(1, 60)]
+
+
+def test_config_tcp_keepalive_false_wins(run_function, server):
+    """Config(tcp_keepalive=False) switches keep-alive off for that client, layer on or not."""
+    run = run_function(CONFIG_AND_REPORT, env=ON,
+                       event={"url": server.url, "config": {"tcp_keepalive": False}})
+    assert run.returncode == 0, run
+    assert run.result["options"][0]["SO_KEEPALIVE"] == 0
+    assert run.result["options"][0]["TCP_KEEPIDLE"] == 7200
+
+
+def test_config_tcp_keepalive_true_gets_timers(run_function, server):
+    """Config(tcp_keepalive=True) gets the layer's timers, not just SO_KEEPALIVE."""
+    run = run_function(CONFIG_AND_REPORT, env=ON,
+                       event={"url": server.url, "config": {"tcp_keepalive": True}})
+    assert run.returncode == 0, run
+    assert (run.result["options"][0]["SO_KEEPALIVE"], run.result["options"][0]["TCP_KEEPIDLE"]) == (1, 60)
+
+
+def test_users_botocore_env_false_wins(run_function, server):
+    """A user's own BOTOCORE_TCP_KEEPALIVE=false is kept and switches keep-alive off."""
+    env = dict(ON, BOTOCORE_TCP_KEEPALIVE="false")
+    run = run_function(PUT_AND_REPORT, env=env, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result["BOTOCORE_TCP_KEEPALIVE"] == "false"
+    assert run.result["options"][0]["SO_KEEPALIVE"] == 0
+
+
+def test_env_changed_by_function_wins(run_function, server):
+    """BOTOCORE_TCP_KEEPALIVE set to false by the function's own code at import time wins."""
+    source = "import os\nos.environ['BOTOCORE_TCP_KEEPALIVE'] = 'false'\n" + PUT_AND_REPORT.replace(
+        "\n    ", "\n")
+    run = run_function(source, env=ON, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result["options"][0]["SO_KEEPALIVE"] == 0
+
+
+def test_profile_tcp_keepalive_false_wins(run_function, server, tmp_path):
+    """A profile's tcp_keepalive = false wins over the layer's default (botocore reads env first)."""
+    config_file = tmp_path / "config"
+    config_file.write_text("[default]\ntcp_keepalive = false\n")
+    env = dict(ON, AWS_CONFIG_FILE=str(config_file))
+    run = run_function(PUT_AND_REPORT, env=env, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result["options"][0]["SO_KEEPALIVE"] == 0
+
+
+def test_profile_tcp_keepalive_true_gets_timers(run_function, server, tmp_path):
+    """A profile's tcp_keepalive = true gets the layer's timers."""
+    config_file = tmp_path / "config"
+    config_file.write_text("[default]\ntcp_keepalive = true\n")
+    env = dict(ON, AWS_CONFIG_FILE=str(config_file))
+    run = run_function(PUT_AND_REPORT, env=env, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result["options"][0]["TCP_KEEPIDLE"] == 60
+
+
+def test_pool_size_applies_to_clients_without_one(run_function, server):
+    """AWS_PYTHON_KEEPALIVE_POOL_SIZE sets max_pool_connections, down to urllib3's pool."""
+    source = """
+        import boto3
+        import keepalive_probe
+
+        def handler(event, context):
+            client = boto3.client("dynamodb", endpoint_url=event["url"])
+            client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            pools = [pool.pool.maxsize for pool, _ in keepalive_probe.pooled_connections(client)]
+            return {"config": client.meta.config.max_pool_connections, "pools": pools}
+    """
+    run = run_function(source, env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="50"),
+                       event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result == {"config": 50, "pools": [50]}
+
+
+def test_pool_size_unset_keeps_botocore_default(run_function, server):
+    """Without AWS_PYTHON_KEEPALIVE_POOL_SIZE, clients keep botocore's default of 10."""
+    run = run_function(PUT_AND_REPORT, env=ON, event={"url": server.url})
+    assert run.result["max_pool_connections"] == 10
+
+
+def test_users_max_pool_connections_wins(run_function, server):
+    """Config(max_pool_connections=N) wins over AWS_PYTHON_KEEPALIVE_POOL_SIZE."""
+    run = run_function(CONFIG_AND_REPORT, env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="50"),
+                       event={"url": server.url, "config": {"max_pool_connections": 4}})
+    assert run.returncode == 0, run
+    assert run.result["max_pool_connections"] == 4
+    assert run.result["options"][0]["TCP_KEEPIDLE"] == 60
+
+
+def test_pool_size_keeps_users_other_config(run_function, server):
+    """The layer's pool size is merged under the user's Config: their other options survive."""
+    run = run_function(CONFIG_AND_REPORT, env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="50"),
+                       event={"url": server.url, "config": {"tcp_keepalive": False}})
+    assert run.returncode == 0, run
+    assert run.result["max_pool_connections"] == 50
+    assert run.result["options"][0]["SO_KEEPALIVE"] == 0
+
+
+def test_session_default_config_pool_size_wins(run_function, server):
+    """A pool size in the botocore session's default client config wins over the layer's."""
+    source = """
+        import botocore.session
+        from botocore.config import Config
+
+        def handler(event, context):
+            session = botocore.session.get_session()
+            session.set_default_client_config(Config(max_pool_connections=3))
+            client = session.create_client("dynamodb", endpoint_url=event["url"])
+            return client.meta.config.max_pool_connections
+    """
+    run = run_function(source, env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="50"),
+                       event={"url": server.url})
+    assert run.result == 3, run
+
+
+def test_pool_size_with_config_by_position(run_function, server):
+    """create_client(..., config) passed by position still gets the layer's pool size."""
+    source = """
+        import botocore.session
+        from botocore.config import Config
+
+        def handler(event, context):
+            session = botocore.session.get_session()
+            client = session.create_client("dynamodb", "us-east-1", None, True, None,
+                                           event["url"], None, None, None,
+                                           Config(read_timeout=7))
+            return [client.meta.config.max_pool_connections, client.meta.config.read_timeout]
+    """
+    run = run_function(source, env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="50"),
+                       event={"url": server.url})
+    assert run.result == [50, 7], run
+
+
+TWO_CALLS = """
+    import time
+    import boto3
+
+    def handler(event, context):
+        client = boto3.client("dynamodb", endpoint_url=event["url"])
+        client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+        time.sleep(event["gap_s"])
+        response = client.put_item(TableName="table", Item={"pk": {"S": "2"}})
+        return response["ResponseMetadata"]["RetryAttempts"]
+"""
+
+
+def test_max_idle_replaces_stale_connection(run_function, server):
+    """A pooled connection idle longer than MAX_IDLE is replaced before reuse: no retry."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = run_function(TWO_CALLS, env=env, event={"url": server.url, "gap_s": 1.3})
+    assert run.returncode == 0, run
+    assert run.result == 0
+    assert (server.connections, server.requests) == (2, 2)
+    assert [line for line in run.layer_lines if "(max idle)" in line], run.stderr
+
+
+def test_max_idle_keeps_fresh_connection(run_function, server):
+    """A pooled connection idle for less than MAX_IDLE is reused."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="5")
+    run = run_function(TWO_CALLS, env=env, event={"url": server.url, "gap_s": 0.2})
+    assert run.returncode == 0, run
+    assert (server.connections, server.requests) == (1, 2)
+
+
+def test_max_idle_zero_never_replaces(run_function, server):
+    """AWS_PYTHON_KEEPALIVE_MAX_IDLE=0 switches replacement off: the idle connection is reused."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="0")
+    run = run_function(TWO_CALLS, env=env, event={"url": server.url, "gap_s": 1.2})
+    assert run.returncode == 0, run
+    assert (server.connections, server.requests) == (1, 2)
+
+
+def test_default_max_idle_is_300_s(run_function, server):
+    """The default max idle is 300 s: a connection idle 1.2 s is reused, not replaced."""
+    run = run_function(TWO_CALLS, env=ON, event={"url": server.url, "gap_s": 1.2})
+    assert run.returncode == 0, run
+    assert (server.connections, server.requests) == (1, 2)
+
+
+def test_thirty_two_threads_at_startup(run_function, server):
+    """32 threads importing boto3 and creating clients at once all get the options."""
+    source = """
+        import threading
+        import keepalive_probe
+
+        def handler(event, context):
+            barrier = threading.Barrier(32)
+            results = [None] * 32
+
+            def work(index):
+                barrier.wait()
+                import boto3
+                client = boto3.client("dynamodb", endpoint_url=event["url"])
+                client.put_item(TableName="table", Item={"pk": {"S": str(index)}})
+                results[index] = keepalive_probe.client_socket_options(client)
+
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(32)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+            return results
+    """
+    run = run_function(source, env=ON, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert len(run.result) == 32
+    for options in run.result:
+        assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"], o["TCP_KEEPINTVL"], o["TCP_KEEPCNT"])
+                for o in options] == [(1, 60, 10, 3)]
+
+
+def test_failure_inside_patch_is_reported_once_and_clients_work(run_function, server):
+    """A failure while patching is reported once on stderr and clients behave as stock botocore."""
+    # The patch module is imported lazily: import it first and break its entry point.
+    source = """
+        import aws_keepalive.patch
+        import keepalive_probe
+
+        def broken(settings):
+            raise RuntimeError("injected")
+
+        aws_keepalive.patch.apply = broken
+        import boto3
+
+        def handler(event, context):
+            client = boto3.client("dynamodb", endpoint_url=event["url"])
+            client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            client2 = boto3.client("dynamodb", endpoint_url=event["url"])
+            client2.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            return keepalive_probe.client_socket_options(client)
+    """
+    run = run_function(source, env=ON, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert len(run.layer_lines) == 1, run.stderr
+    assert "injected" in run.layer_lines[0] and "stock botocore" in run.layer_lines[0]
+    # botocore 1.42.29+ still applies BOTOCORE_TCP_KEEPALIVE=true itself; no timers.
+    assert run.result[0]["TCP_KEEPIDLE"] == 7200
+
+
+def test_failure_inside_wrapper_falls_back(run_function, server):
+    """A failure inside the socket-option wrapper at client creation returns botocore's options."""
+    source = """
+        import os
+        import keepalive_probe
+        import boto3
+        import aws_keepalive.patch as patch
+
+        def broken(*args):
+            raise RuntimeError("injected")
+
+        patch.keepalive_wanted = broken
+
+        def handler(event, context):
+            clients = [boto3.client("dynamodb", endpoint_url=event["url"]) for _ in range(3)]
+            for client in clients:
+                client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            return keepalive_probe.client_socket_options(clients[0])
+    """
+    run = run_function(source, env=ON, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert len(run.layer_lines) == 1, run.stderr
+    assert run.result[0]["TCP_KEEPIDLE"] == 7200

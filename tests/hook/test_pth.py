@@ -1,0 +1,88 @@
+"""aws_keepalive.pth: the entry point the managed runtime runs (site.addsitedir on /opt/python)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import BASE_ENV, LAYER, ON
+
+# The handler module records, at its own import, what the layer did before it: exactly what a
+# function sees on Lambda when its module is imported after the runtime's startup.
+STARTUP_STATE = """
+    import os
+    import sys
+
+    STATE = {
+        "layer_imported": sorted(name for name in sys.modules if name.startswith("aws_keepalive")),
+        "botocore_imported": "botocore" in sys.modules,
+        "finder_waiting": any(type(f).__name__ == "_PostImportFinder" for f in sys.meta_path),
+        "BOTOCORE_TCP_KEEPALIVE": os.environ.get("BOTOCORE_TCP_KEEPALIVE"),
+    }
+
+    def handler(event, context):
+        return STATE
+"""
+
+
+def test_off_imports_nothing_changes_nothing(run_function):
+    """Switch unset: the .pth line imports nothing, changes no variable, prints nothing."""
+    run = run_function(STARTUP_STATE)
+    assert run.returncode == 0, run
+    assert run.result == {"layer_imported": [], "botocore_imported": False,
+                          "finder_waiting": False, "BOTOCORE_TCP_KEEPALIVE": None}
+    assert run.stderr == ""
+
+
+def test_off_value_imports_nothing(run_function):
+    """Switch set to an off value (0): same as unset."""
+    run = run_function(STARTUP_STATE, env={"AWS_PYTHON_KEEPALIVE": "0"})
+    assert run.result["layer_imported"] == [] and run.stderr == ""
+
+
+def test_on_waits_for_botocore_without_importing_it(run_function):
+    """Switch on: before the handler import the hook waits for botocore, which is not imported."""
+    run = run_function(STARTUP_STATE, env=ON)
+    assert run.returncode == 0, run
+    assert run.result["botocore_imported"] is False
+    assert run.result["finder_waiting"] is True
+    assert "aws_keepalive.patch" not in run.result["layer_imported"]
+    assert run.result["BOTOCORE_TCP_KEEPALIVE"] == "true"
+    assert run.stderr == ""
+
+
+def test_users_botocore_variable_is_kept(run_function):
+    """A BOTOCORE_TCP_KEEPALIVE the user set is left as it is."""
+    run = run_function(STARTUP_STATE, env=dict(ON, BOTOCORE_TCP_KEEPALIVE="false"))
+    assert run.result["BOTOCORE_TCP_KEEPALIVE"] == "false"
+
+
+def test_unknown_switch_value_warns_once_and_stays_off(run_function):
+    """AWS_PYTHON_KEEPALIVE=maybe: one warning line on stderr, layer off, function works."""
+    run = run_function(STARTUP_STATE, env={"AWS_PYTHON_KEEPALIVE": "maybe"})
+    assert run.returncode == 0, run
+    assert run.result["finder_waiting"] is False
+    assert run.result["BOTOCORE_TCP_KEEPALIVE"] is None
+    assert len(run.stderr.splitlines()) == 1 and "AWS_PYTHON_KEEPALIVE='maybe'" in run.stderr
+
+
+def test_pth_is_a_single_import_line():
+    """The .pth file is one line starting with 'import' (site executes only such lines)."""
+    with open(os.path.join(LAYER, "aws_keepalive.pth")) as pth:
+        lines = [line for line in pth.read().splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("import ")
+
+
+def test_pth_fast_path_matches_settings_off_values():
+    """The .pth's inline off-check and settings.OFF_VALUES agree, value for value."""
+    from aws_keepalive import settings
+
+    script = (
+        "import os, site, sys; site.addsitedir(sys.argv[1]); "
+        "print(any(n.startswith('aws_keepalive') for n in sys.modules))"
+    )
+    for value in settings.OFF_VALUES + ("OFF", " no ") + settings.ON_VALUES:
+        env = dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=value)
+        out = subprocess.run([sys.executable, "-c", script, LAYER], env=env, capture_output=True,
+                             text=True, timeout=30, check=True).stdout.strip()
+        assert json.loads(out.lower()) is (value.strip().lower() in settings.ON_VALUES), value

@@ -1,0 +1,131 @@
+"""settings.py: how each environment variable is parsed, validated and defaulted."""
+
+import pytest
+
+from aws_keepalive import diagnostics, settings
+
+
+@pytest.fixture(autouse=True)
+def _fresh_reports():
+    diagnostics._reported.clear()
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", "Yes", "on", " On "])
+def test_switch_on_values(value, capsys):
+    """1/true/yes/on in any case (and surrounding blanks) switch the layer on, silently."""
+    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": value}) is not None
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("environ", [{}, {"AWS_PYTHON_KEEPALIVE": ""}] + [
+    {"AWS_PYTHON_KEEPALIVE": value} for value in ("0", "false", "No", "OFF")])
+def test_switch_off_values(environ, capsys):
+    """Unset, empty, 0/false/no/off keep the layer off and print nothing."""
+    assert settings.from_environ(environ) is None
+    assert capsys.readouterr().err == ""
+
+
+def test_switch_unknown_value_warns_and_stays_off(capsys):
+    """Any other value: one warning naming the variable and the accepted values; layer off."""
+    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": "enabled"}) is None
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    assert "AWS_PYTHON_KEEPALIVE='enabled'" in lines[0]
+    assert "1/true/yes/on" in lines[0] and "0/false/no/off" in lines[0] and "stays off" in lines[0]
+
+
+def test_defaults():
+    """Only the switch set: 60 s / 10 s / 3 probes, botocore's pool size, 300 s max idle."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"})
+    assert (config.keepidle_s, config.keepintvl_s, config.keepcnt) == (60, 10, 3)
+    assert config.pool_size is None
+    assert config.max_idle_s == 300
+    assert config.debug is False
+
+
+def test_defaults_probe_inside_middlebox_timeout():
+    """Both IDLE and INTERVAL defaults are below the 350 s NAT/NLB/VPC-endpoint idle timeout."""
+    assert max(settings.KEEPIDLE_S, settings.KEEPINTVL_S) < 350
+    assert settings.MAX_IDLE_S < 350
+
+
+def test_overrides():
+    """Valid values of every variable are taken as given."""
+    config = settings.from_environ({
+        "AWS_PYTHON_KEEPALIVE": "on",
+        "AWS_PYTHON_KEEPALIVE_IDLE": "30",
+        "AWS_PYTHON_KEEPALIVE_INTERVAL": " 5 ",
+        "AWS_PYTHON_KEEPALIVE_COUNT": "127",
+        "AWS_PYTHON_KEEPALIVE_POOL_SIZE": "64",
+        "AWS_PYTHON_KEEPALIVE_MAX_IDLE": "120",
+        "AWS_PYTHON_KEEPALIVE_DEBUG": "true",
+    })
+    assert (config.keepidle_s, config.keepintvl_s, config.keepcnt) == (30, 5, 127)
+    assert (config.pool_size, config.max_idle_s, config.debug) == (64, 120, True)
+
+
+@pytest.mark.parametrize("name,value,default", [
+    ("AWS_PYTHON_KEEPALIVE_IDLE", "-5", 60),
+    ("AWS_PYTHON_KEEPALIVE_IDLE", "abc", 60),
+    ("AWS_PYTHON_KEEPALIVE_IDLE", "0", 60),
+    ("AWS_PYTHON_KEEPALIVE_IDLE", "32768", 60),
+    ("AWS_PYTHON_KEEPALIVE_IDLE", "1.5", 60),
+    ("AWS_PYTHON_KEEPALIVE_INTERVAL", "0", 10),
+    ("AWS_PYTHON_KEEPALIVE_INTERVAL", "ten", 10),
+    ("AWS_PYTHON_KEEPALIVE_COUNT", "0", 3),
+    ("AWS_PYTHON_KEEPALIVE_COUNT", "128", 3),
+    ("AWS_PYTHON_KEEPALIVE_POOL_SIZE", "0", None),
+    ("AWS_PYTHON_KEEPALIVE_POOL_SIZE", "-1", None),
+    ("AWS_PYTHON_KEEPALIVE_MAX_IDLE", "-5", 300),
+    ("AWS_PYTHON_KEEPALIVE_MAX_IDLE", "5m", 300),
+])
+def test_invalid_number_warns_and_uses_default(name, value, default, capsys):
+    """A bad number gets one warning naming the variable and its range; the default is used."""
+    field = {
+        "AWS_PYTHON_KEEPALIVE_IDLE": "keepidle_s",
+        "AWS_PYTHON_KEEPALIVE_INTERVAL": "keepintvl_s",
+        "AWS_PYTHON_KEEPALIVE_COUNT": "keepcnt",
+        "AWS_PYTHON_KEEPALIVE_POOL_SIZE": "pool_size",
+        "AWS_PYTHON_KEEPALIVE_MAX_IDLE": "max_idle_s",
+    }[name]
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", name: value})
+    assert getattr(config, field) == default
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("aws-keepalive: WARN ")
+    assert "%s=%r" % (name, value) in lines[0] and "is not an integer from" in lines[0]
+
+
+def test_max_idle_zero_means_off(capsys):
+    """AWS_PYTHON_KEEPALIVE_MAX_IDLE=0 is valid: replacement off, no warning."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_MAX_IDLE": "0"})
+    assert config.max_idle_s == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_invalid_debug_value_warns_and_stays_off(capsys):
+    """AWS_PYTHON_KEEPALIVE_DEBUG with an unknown value warns and leaves debug off."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "verbose"})
+    assert config.debug is False
+    assert "AWS_PYTHON_KEEPALIVE_DEBUG='verbose'" in capsys.readouterr().err
+
+
+def test_other_variables_ignored_when_off(capsys):
+    """With the switch off, the other variables are not read: no warning even for bad values."""
+    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE_IDLE": "abc",
+                                  "AWS_PYTHON_KEEPALIVE_DEBUG": "verbose"}) is None
+    assert capsys.readouterr().err == ""
+
+
+def test_users_botocore_variable_is_recorded():
+    """The user's own BOTOCORE_TCP_KEEPALIVE (before the layer's setdefault) is remembered."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "BOTOCORE_TCP_KEEPALIVE": "false"})
+    assert config.user_botocore_tcp_keepalive == "false"
+    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"}).user_botocore_tcp_keepalive is None
+
+
+def test_describe_names_every_setting():
+    """The debug description names each effective setting."""
+    text = settings.Settings().describe()
+    assert text == ("keepidle_s=60 keepintvl_s=10 keepcnt=3 pool_size=botocore default "
+                    "max_idle_s=300")

@@ -1,0 +1,66 @@
+"""sitecustomize.py: the fallback route when the interpreter starts with PYTHONPATH already set."""
+
+import os
+import subprocess
+import sys
+
+from conftest import BASE_ENV, LAYER, ON
+
+PUT_AND_REPORT = """
+    import boto3
+    import keepalive_probe
+
+    def handler(event, context):
+        client = boto3.client("dynamodb", endpoint_url=event["url"])
+        client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+        return keepalive_probe.client_socket_options(client)
+"""
+
+
+def test_pythonpath_route_activates(run_function, server):
+    """PYTHONPATH holding the layer folder (exec wrappers): sitecustomize activates the layer."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = run_function(PUT_AND_REPORT, env=env, pythonpath=LAYER, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result[0]["TCP_KEEPIDLE"] == 60
+    assert "(via sitecustomize)" in run.layer_lines[0]
+
+
+def test_both_routes_activate_once(tmp_path):
+    """sitecustomize and the .pth in one process: one activation, one startup line."""
+    env = dict(BASE_ENV, PYTHONPATH=LAYER, AWS_PYTHON_KEEPALIVE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    script = "import site, sys; site.addsitedir(sys.argv[1]); import botocore.session"
+    completed = subprocess.run([sys.executable, "-c", script, LAYER], env=env,
+                               capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    startup = [line for line in completed.stderr.splitlines() if " on (via " in line]
+    assert len(startup) == 1, completed.stderr
+    patched = [line for line in completed.stderr.splitlines() if "patched botocore" in line]
+    assert len(patched) == 1, completed.stderr
+
+
+def _chained_env(tmp_path, switch):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import os\nos.environ['OTHER_SITECUSTOMIZE'] = 'ran'\n")
+    env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, str(other)]))
+    if switch:
+        env["AWS_PYTHON_KEEPALIVE"] = switch
+    return env
+
+
+def test_chains_to_hidden_sitecustomize(tmp_path):
+    """Another sitecustomize later on sys.path still runs (layer on)."""
+    script = "import os, sys; print(os.environ.get('OTHER_SITECUSTOMIZE'), 'aws_keepalive' in sys.modules)"
+    completed = subprocess.run([sys.executable, "-c", script], env=_chained_env(tmp_path, "1"),
+                               capture_output=True, text=True, timeout=30)
+    assert completed.stdout.split() == ["ran", "True"], completed.stderr
+
+
+def test_chains_when_off_and_imports_nothing(tmp_path):
+    """Layer off: the hidden sitecustomize still runs and the package is not imported."""
+    script = "import os, sys; print(os.environ.get('OTHER_SITECUSTOMIZE'), 'aws_keepalive' in sys.modules)"
+    completed = subprocess.run([sys.executable, "-c", script], env=_chained_env(tmp_path, None),
+                               capture_output=True, text=True, timeout=30)
+    assert completed.stdout.split() == ["ran", "False"], completed.stderr
+    assert completed.stderr == ""
