@@ -37,12 +37,14 @@ def _activate(route):
     config = settings.from_environ(os.environ)
     if config is None:
         return
-    from aws_keepalive import diagnostics, hook
+    from aws_keepalive import hook
 
-    diagnostics.debug_enabled = config.debug
     # botocore 1.42.29+ reads this itself; it also reaches child processes.  A user's value wins.
     os.environ.setdefault("BOTOCORE_TCP_KEEPALIVE", "true")
     if config.debug:
+        from aws_keepalive import diagnostics
+
+        diagnostics.debug_enabled = True
         diagnostics.debug(
             "aws-keepalive %s on (via %s); botocore %s; %s"
             % (__version__, route, _locate_botocore(), config.describe()),

@@ -1,12 +1,10 @@
 """Environment -> settings: every variable the layer reads, parsed and validated once.
 
 This module runs at interpreter startup (from the ``.pth`` line), before the function's handler is
-imported, so it imports nothing beyond the package's own diagnostics module.  A bad value never stops
-the function: it gets one warning line naming the variable and the accepted values, and the
-default is used instead.
+imported, so it imports nothing at module level; the diagnostics module is only imported when there
+is something to say.  A bad value never stops the function: it gets one warning line naming the
+variable and the accepted values, and the default is used instead.
 """
-
-from aws_keepalive import diagnostics
 
 SWITCH = "AWS_PYTHON_KEEPALIVE"
 ON_VALUES = ("1", "true", "yes", "on")
@@ -95,7 +93,7 @@ def switch(environ):
     if value in ON_VALUES:
         return True
     if value not in OFF_VALUES:
-        diagnostics.warn(
+        _warn(
             "%s=%r is not one of %s (on) or %s, empty or unset (off); the layer stays off"
             % (SWITCH, environ[SWITCH], "/".join(ON_VALUES), "/".join(OFF_VALUES[1:]))
         )
@@ -129,7 +127,7 @@ def _integer(environ, name, default, minimum, maximum):
     except ValueError:
         value = None
     if value is None or not minimum <= value <= maximum:
-        diagnostics.warn(
+        _warn(
             "%s=%r is not an integer from %d to %d; using %s"
             % (name, environ[name], minimum, maximum, "botocore's default" if default is None else default)
         )
@@ -143,8 +141,14 @@ def _flag(environ, name):
     if value in ON_VALUES:
         return True
     if value not in OFF_VALUES:
-        diagnostics.warn(
+        _warn(
             "%s=%r is not one of %s or %s; using off"
             % (name, environ[name], "/".join(ON_VALUES), "/".join(OFF_VALUES[1:]))
         )
     return False
+
+
+def _warn(message):
+    from aws_keepalive import diagnostics
+
+    diagnostics.warn(message)

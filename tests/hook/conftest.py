@@ -61,6 +61,23 @@ def server():
 
 
 @pytest.fixture
+def tls_server(tmp_path):
+    """The same server behind TLS, with a certificate for localhost from a CA made for the test."""
+    import ssl
+
+    import trustme
+
+    authority = trustme.CA()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    authority.issue_cert("localhost").configure_cert(context)
+    ca_bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(ca_bundle))
+    with DynamoDBShapedServer(tls_context=context) as running:
+        running.ca_bundle = str(ca_bundle)
+        yield running
+
+
+@pytest.fixture
 def run_function(tmp_path):
     """run_function(handler_source, env={...}) -> FunctionRun.
 

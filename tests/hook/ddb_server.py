@@ -64,8 +64,9 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, delay_s=0.0, close_after_response=False):
+    def __init__(self, delay_s=0.0, close_after_response=False, tls_context=None):
         super().__init__(("127.0.0.1", 0), _Handler)
+        self.tls_context = tls_context
         self.lock = threading.Lock()
         self.connections = 0
         self.requests = 0
@@ -74,9 +75,18 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.close_after_response = close_after_response
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
+    def get_request(self):
+        sock, address = super().get_request()
+        if self.tls_context is not None:
+            # The handshake runs in the handler thread (first read), not in the accept loop.
+            sock = self.tls_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
     @property
     def url(self):
-        return "http://127.0.0.1:%d" % self.server_address[1]
+        scheme = "https" if self.tls_context is not None else "http"
+        host = "localhost" if self.tls_context is not None else "127.0.0.1"
+        return "%s://%s:%d" % (scheme, host, self.server_address[1])
 
     def __enter__(self):
         self._thread.start()

@@ -51,4 +51,4 @@ def test_off_activate_does_nothing():
         "os.environ.get('BOTOCORE_TCP_KEEPALIVE'))\n",
         {},
     )
-    assert completed.stdout.strip() == "['aws_keepalive.diagnostics', 'aws_keepalive.settings'] None"
+    assert completed.stdout.strip() == "['aws_keepalive.settings'] None"

@@ -338,3 +338,73 @@ def test_failure_inside_wrapper_falls_back(run_function, server):
     assert run.returncode == 0, run
     assert len(run.layer_lines) == 1, run.stderr
     assert run.result[0]["TCP_KEEPIDLE"] == 7200
+
+
+def test_tls_connection_gets_options_and_is_replaced_after_max_idle(run_function, tls_server):
+    """Over HTTPS, as to real AWS endpoints: options set, stale connection replaced, no retry."""
+    source = """
+        import time
+        import boto3
+        import keepalive_probe
+
+        def handler(event, context):
+            client = boto3.client("dynamodb", endpoint_url=event["url"])
+            client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            options = keepalive_probe.client_socket_options(client)
+            time.sleep(1.3)
+            response = client.put_item(TableName="table", Item={"pk": {"S": "2"}})
+            return {"options": options, "retries": response["ResponseMetadata"]["RetryAttempts"]}
+    """
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1",
+               AWS_CA_BUNDLE=tls_server.ca_bundle)
+    run = run_function(source, env=env, event={"url": tls_server.url})
+    assert run.returncode == 0, run
+    assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"]) for o in run.result["options"]] == [(1, 60)]
+    assert run.result["retries"] == 0
+    assert (tls_server.connections, tls_server.requests) == (2, 2)
+    reasons = [line for line in run.layer_lines if "new connection" in line]
+    assert len(reasons) == 2 and "(first use)" in reasons[0] and "(max idle)" in reasons[1]
+    assert all(line.endswith("ms (TCP + TLS)") for line in reasons), run.stderr
+
+
+def test_connection_kept_when_keepalive_answered_recently(run_function, server):
+    """Idle past MAX_IDLE but probes answered (TCP_INFO last ACK recent): reused, no handshake."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="2", AWS_PYTHON_KEEPALIVE_IDLE="1",
+               AWS_PYTHON_KEEPALIVE_INTERVAL="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = run_function(TWO_CALLS, env=env, event={"url": server.url, "gap_s": 3.5})
+    assert run.returncode == 0, run
+    assert (server.connections, server.requests) == (1, 2)
+    kept = [line for line in run.layer_lines if "keep-alive answered" in line]
+    assert len(kept) == 1, run.stderr
+
+
+def test_connection_replaced_when_probes_not_yet_sent(run_function, server):
+    """Idle past MAX_IDLE with no probe since (IDLE longer than the gap): replaced."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="2", AWS_PYTHON_KEEPALIVE_IDLE="30")
+    run = run_function(TWO_CALLS, env=env, event={"url": server.url, "gap_s": 2.5})
+    assert run.returncode == 0, run
+    assert (server.connections, server.requests) == (2, 2)
+
+
+def test_kernel_clock_that_missed_the_gap_is_not_trusted():
+    """keepalive_answered_s gives the last-ACK age, but None when the kernel saw less idle time."""
+    import socket
+
+    from aws_keepalive.patch import keepalive_answered_s
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(listener.getsockname())
+    peer, _ = listener.accept()
+    try:
+        client.sendall(b"ping")
+        peer.recv(4)
+        peer.sendall(b"pong")
+        client.recv(4)
+        answered = keepalive_answered_s(client, 0.0)
+        assert answered is not None and 0.0 <= answered < 1.0
+        # We measured 100 s idle but the kernel saw the last data arrive a moment ago: its clock
+        # did not run through the gap (a frozen VM), so its last-ACK time is no evidence.
+        assert keepalive_answered_s(client, 100.0) is None
+    finally:
+        for sock in (client, peer, listener):
+            sock.close()
