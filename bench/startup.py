@@ -17,7 +17,6 @@ table shows what the patch adds when botocore is imported and a client created, 
 """
 
 import argparse
-import compileall
 import os
 import shutil
 import statistics

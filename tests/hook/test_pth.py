@@ -51,6 +51,15 @@ def test_on_waits_for_botocore_without_importing_it(run_function):
     assert run.stderr == ""
 
 
+def test_debug_startup_line_does_not_import_botocore(run_function):
+    """Debug on: the startup line names botocore's version and path without importing it."""
+    run = run_function(STARTUP_STATE, env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+    assert run.returncode == 0, run
+    assert run.result["botocore_imported"] is False
+    assert run.result["finder_waiting"] is True
+    assert "botocore 1." in run.layer_lines[0]
+
+
 def test_users_botocore_variable_is_kept(run_function):
     """A BOTOCORE_TCP_KEEPALIVE the user set is left as it is."""
     run = run_function(STARTUP_STATE, env=dict(ON, BOTOCORE_TCP_KEEPALIVE="false"))

@@ -1,0 +1,443 @@
+"""The Lambda execution stand-in: one function process run the way the managed Python runtime runs it.
+
+What is real: the CPython minor (3.10 - 3.13 through pyenv), awslambdaric from PyPI serving
+invocations from a Runtime API (lab/runtime_api.py), the runtime's documented startup
+(lab/runtime/bootstrap.py, which processes the layer's ``.pth`` files), a bundled boto3 of the kind the
+managed runtimes ship in the runtime's own site-packages (lab/runtime-requirements.txt), the layer
+zip extracted as the layer root, optionally bind-mounted read-only on a real ``/opt`` in a private
+mount namespace, and SIGSTOP/SIGCONT freezing between invocations.
+
+Typical use::
+
+    with LambdaFunction(task_root="examples/put_item", handler="app.handler", python="3.12",
+                        opt=layer_root, env={"AWS_PYTHON_KEEPALIVE": "1", ...}) as fn:
+        record = fn.invoke({"k": 1})          # thaw, invoke, wait until idle in next, freeze
+
+Processes: the function process is started in its own session (so it is its own process group);
+every signal goes to that group by id. ``stop()`` (also from ``__exit__`` and at interpreter exit)
+sends SIGCONT first, because a frozen process does not act on SIGTERM until it is continued.
+
+Environment: the child gets an explicit environment built here, never a copy of ours: this machine
+exports AWS_CA_BUNDLE, PYTHONDONTWRITEBYTECODE, PYTHONUNBUFFERED and more globally, and any of them
+would make "what Lambda does" untrue (PYTHONPATH in particular disables the layer's ``.pth`` route).
+"""
+
+import atexit
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+import weakref
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from lab.output_capture import OutputCapture
+from lab.runtime_api import Outcome, RuntimeApi, Timings
+
+REPO = Path(__file__).resolve().parents[1]
+RUNTIME_DIR = REPO / "lab" / "runtime"
+LOCK_FILE = REPO / "lab" / "runtime-requirements.txt"
+VENV_ROOT = REPO / ".venv"
+UV = VENV_ROOT / "uv" / "bin" / "uv"
+PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13")
+HOOK_PREFIX = "aws-keepalive"  # the hook's stderr lines start with "aws-keepalive:"
+
+# What Lambda sets for every function (values of a 128 MB function in us-east-1) that matters to
+# Python code; the function's own variables (``env=``) come on top.
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin/:/bin:/opt/bin",
+    "LANG": "en_US.UTF-8",
+    "TZ": ":UTC",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_LAMBDA_FUNCTION_NAME": "lab-function",
+    "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128",
+    "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/lab-function",
+    "AWS_LAMBDA_LOG_STREAM_NAME": "2026/01/01/[$LATEST]lab",
+    "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+    # Dummy credentials: DynamoDB Local accepts any; nothing here can reach AWS.
+    "AWS_ACCESS_KEY_ID": "AKIDLABLABLABLABLAB0",
+    "AWS_SECRET_ACCESS_KEY": "lab-secret-access-key",
+    "AWS_SESSION_TOKEN": "lab-session-token",
+}
+
+_live = weakref.WeakSet()
+
+
+# --- interpreters and the runtime venvs ---------------------------------------------------------
+def base_python(minor: str) -> Path:
+    """The pyenv CPython of that minor (highest patch release installed)."""
+    root = os.environ.get("PYENV_ROOT") or subprocess.run(
+        ["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
+    candidates = sorted(Path(root, "versions").glob(minor + ".*/bin/python3"),
+                        key=lambda p: [int(x) for x in p.parents[1].name.split(".") if x.isdigit()])
+    if not candidates:
+        raise FileNotFoundError("no CPython %s under %s/versions" % (minor, root))
+    return candidates[-1]
+
+
+def runtime_python(minor: str) -> Path:
+    """The stand-in runtime's interpreter for a CPython minor, created on first use.
+
+    ``.venv/lambda-X.Y`` holds exactly lab/runtime-requirements.txt (hash-pinned: awslambdaric and the
+    bundled-kind boto3). A stamp with the lock file's sha256 says whether it is current; a file lock
+    keeps parallel callers (tests, the Makefile) from building the same venv twice.
+    """
+    venv = VENV_ROOT / ("lambda-" + minor)
+    python = venv / "bin" / "python"
+    digest = hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest()
+    stamp = venv / ".lab-lock-sha256"
+    if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+        return python
+    VENV_ROOT.mkdir(exist_ok=True)
+    with open(VENV_ROOT / (".lambda-" + minor + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+            return python
+        if not UV.exists():
+            subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
+        shutil.rmtree(venv, ignore_errors=True)
+        env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
+        subprocess.run([str(UV), "venv", "-q", "--python", str(base_python(minor)), str(venv)],
+                       check=True, env=env)
+        subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python), "--require-hashes",
+                        "-r", str(LOCK_FILE)], check=True, env=env)
+        stamp.write_text(digest + "\n")
+    return python
+
+
+# --- the layer root ("/opt") ----------------------------------------------------------------------
+def extract_layer(zip_path, dest) -> Path:
+    """Extract a layer zip (``python/`` at its root) into dest, which then stands in for /opt."""
+    dest = Path(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(dest)
+    return dest
+
+
+def layer_from_source(dest) -> Path:
+    """Until build/layer.zip exists: the repo's ``layer/`` copied as ``<dest>/python``."""
+    dest = Path(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(REPO / "layer", dest / "python",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "requirements*"))
+    return dest
+
+
+def empty_opt(dest) -> Path:
+    """A function without layers: /opt exists and is empty."""
+    dest = Path(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    return dest
+
+
+def can_mount_opt() -> Optional[str]:
+    """None if a private mount namespace with a read-only /opt bind mount works here, else why not."""
+    if os.geteuid() != 0:
+        return "needs root (unshare --mount, mount --bind)"
+    if not shutil.which("unshare") or not Path("/opt").is_dir():
+        return "needs unshare(1) and an existing /opt to mount over"
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            'mount --bind "$0" /opt && mount -o remount,ro,bind /opt', "/tmp"],
+                           capture_output=True, text=True, timeout=10)
+    if probe.returncode != 0:
+        return "mount namespace unavailable: " + probe.stderr.strip()
+    return None
+
+
+# The glue that gives one process a read-only /opt without touching the host's: a new mount namespace
+# with private propagation (so the bind mount does not leak out), a bind mount, then a read-only
+# remount of that bind (a plain "mount --bind -o ro" ignores ro on older util-linux), then exec, so
+# the pid the lab holds is the interpreter's own.
+_MOUNT_OPT = 'mount --bind "$0" /opt && mount -o remount,ro,bind /opt && exec "$@"'
+
+
+# --- records ----------------------------------------------------------------------------------------
+@dataclass
+class Invocation:
+    """One invocation as the lab saw it."""
+
+    index: int
+    request_id: str
+    outcome: Outcome
+    timings: Timings
+    thawed: bool  # the process was frozen and got SIGCONT just before this invocation
+    stdout: list = field(default_factory=list)
+    stderr: list = field(default_factory=list)
+    counters: dict = field(default_factory=dict)
+    gap_s: Optional[float] = None  # set by the driver: idle time before this invocation
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.ok
+
+    @property
+    def result(self) -> Any:
+        return self.outcome.body
+
+    @property
+    def duration_ms(self) -> Optional[float]:
+        return self.timings.duration_ms
+
+    def hook_lines(self):
+        """The hook's lines of this invocation (text "aws-keepalive: ..." or JSON log objects)."""
+        return hook_lines(self.stdout + self.stderr)
+
+
+def hook_lines(lines) -> list:
+    """Lines that come from the layer's hook: "aws-keepalive: ..." on stderr, or, with
+    AWS_LAMBDA_LOG_FORMAT=JSON, JSON objects whose message names aws-keepalive. Accepts strings or
+    output_capture.Line objects (e.g. ``LambdaFunction.init_lines``)."""
+    texts = [getattr(line, "text", line) for line in lines]
+    return [text for text in texts if HOOK_PREFIX in text]
+
+
+def count_events(events) -> dict:
+    """Per-invocation counters from lab_observe events (see lab/runtime/lab_observe.py)."""
+    counters = {"attempts": 0, "http_responses": 0, "retries": 0, "new_connections": 0,
+                "dropped_replaced": 0, "exceptions": [], "connections": []}
+    for event in events:
+        kind = event["kind"]
+        if kind == "attempt":
+            counters["attempts"] += 1
+        elif kind == "http_response":
+            counters["http_responses"] += 1
+        elif kind == "retry":
+            counters["retries"] += 1
+        elif kind == "new_connection":
+            counters["new_connections"] += 1
+            counters["connections"].append(event["detail"])
+        elif kind == "dropped_replaced":
+            counters["dropped_replaced"] += 1
+        elif kind == "exception":
+            counters["exceptions"].append(event["detail"])
+    counters["connection_errors"] = max(0, counters["attempts"] - counters["http_responses"])
+    return counters
+
+
+# --- the function process -----------------------------------------------------------------------------
+class LambdaFunction:
+    """One execution environment: a Runtime API server plus the runtime process serving it.
+
+    task_root: the function code folder (LAMBDA_TASK_ROOT, also the cwd); handler: "module.function".
+    python: CPython minor. opt: the layer root (a folder holding ``python/``), None = no layer (an
+    empty folder). real_opt: bind-mount opt read-only on /opt in a private mount namespace (root).
+    env: the function's environment variables, on top of BASE_ENV (AWS_PYTHON_KEEPALIVE=1 switches
+    the layer on; leaving it out is "layer present, switch off"). prefix: command prefix, e.g.
+    ``["ip", "netns", "exec", "ns1"]``. Then give the Runtime API a socket made in that namespace,
+    ``api_sock_factory=nat.socket`` (it serves on the namespace's 127.0.0.1, like Lambda's local
+    Runtime API), or an api_host reachable from inside (e.g. the veth's host-side address; but then
+    the runtime's idle ``next`` connection crosses the NAT and can be forgotten by it: see
+    lab/runtime_api.py).
+    observe: write per-invocation counters (lab_observe). freeze: SIGSTOP between invocations.
+    """
+
+    def __init__(self, task_root, handler: str, *, python: str = "3.12", opt=None, real_opt: bool = False,
+                 env: Optional[dict] = None, prefix: Sequence[str] = (), api_host: str = "127.0.0.1",
+                 api_sock_factory=None,
+                 observe: bool = True, freeze: bool = True, workdir=None, init_timeout: float = 30.0):
+        self.task_root = Path(task_root).resolve()
+        self.handler = handler
+        self.python = python
+        self.opt = Path(opt).resolve() if opt is not None else None
+        self.real_opt = real_opt
+        self.env = dict(env or {})
+        self.prefix = list(prefix)
+        self.api_host = api_host
+        self.api_sock_factory = api_sock_factory
+        self.observe = observe
+        self.freeze_between = freeze
+        self.init_timeout = init_timeout
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="lab-lambda-"))
+        self.api: Optional[RuntimeApi] = None
+        self.proc: Optional[subprocess.Popen] = None
+        self.capture: Optional[OutputCapture] = None
+        self.frozen = False
+        self.init_ms: Optional[float] = None
+        self.init_lines: list = []
+        self.init_events: list = []
+        self._observe_path = self.workdir / "observe.jsonl"
+        self._observe_offset = 0
+        self._events_by_rid: dict = {}
+        self._count = 0
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    def command(self) -> list:
+        python = str(runtime_python(self.python))
+        opt_arg = "/opt" if self.real_opt else str(self._opt_dir())
+        inner = [python, str(RUNTIME_DIR / "bootstrap.py"), "--opt", opt_arg]
+        if self.observe:
+            inner += ["--observe", str(self._observe_path)]
+        if self.real_opt:
+            inner = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _MOUNT_OPT,
+                     str(self._opt_dir())] + inner
+        return self.prefix + inner
+
+    def environment(self) -> dict:
+        env = dict(BASE_ENV)
+        env.update({
+            "AWS_EXECUTION_ENV": "AWS_Lambda_python" + self.python,
+            "LAMBDA_TASK_ROOT": str(self.task_root),
+            "LAMBDA_RUNTIME_DIR": str(RUNTIME_DIR),
+            "_HANDLER": self.handler,
+            "AWS_LAMBDA_RUNTIME_API": self.api.address,
+        })
+        env.update(self.env)
+        return env
+
+    def _opt_dir(self) -> Path:
+        return self.opt if self.opt is not None else empty_opt(self.workdir / "opt-empty")
+
+    def start(self) -> "LambdaFunction":
+        """Start the server and the runtime; return once it waits for its first invocation.
+
+        Raises RuntimeError if the runtime exits or does not get there within init_timeout, unless
+        it reported an init error (then ``self.api.init_error`` is set and the process has exited or
+        is exiting, as on Lambda).
+        """
+        sock = self.api_sock_factory() if self.api_sock_factory is not None else None
+        self.api = RuntimeApi(self.api_host, sock=sock)
+        self._observe_path.write_text("")
+        command = self.command()
+        started = time.monotonic_ns()
+        self.proc = subprocess.Popen(command, env=self.environment(), cwd=str(self.task_root),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        _live.add(self)
+        self.capture = OutputCapture({"stdout": self.proc.stdout, "stderr": self.proc.stderr})
+        deadline = time.monotonic() + self.init_timeout
+        while not self.api.wait_polls(1, 0.1):
+            if self.api.init_error is not None:
+                self.proc.wait(max(0.1, deadline - time.monotonic()))
+                self.init_lines = self.capture.drain()
+                return self
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                lines = [line.text for line in self.capture.drain()]
+                self.stop()
+                raise RuntimeError("runtime did not reach 'next' (exit %s):\n%s"
+                                   % (self.proc.returncode, "\n".join(lines[-30:])))
+        self.init_ms = (self.api.poll_time_ns(1) - started) / 1e6
+        self.init_lines = self.capture.drain()
+        self.init_events = self._read_events().get(None, [])
+        if self.freeze_between:
+            self.freeze()
+        return self
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def state(self) -> Optional[str]:
+        """The process state letter from /proc/PID/stat ("S" sleeping, "T" stopped, ...)."""
+        try:
+            stat = Path("/proc/%d/stat" % self.proc.pid).read_text()
+        except (OSError, AttributeError):
+            return None
+        return stat.rsplit(")", 1)[1].split()[0]  # the command name may contain spaces or ")"
+
+    def _signal(self, sig) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)  # its own session: process group id == pid
+        except ProcessLookupError:
+            pass
+
+    def freeze(self, timeout: float = 5.0) -> None:
+        """SIGSTOP the function's process group and wait until the kernel shows it stopped."""
+        self._signal(signal.SIGSTOP)
+        self.frozen = True
+        deadline = time.monotonic() + timeout
+        while self.alive() and self.state() not in ("T", "t") and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def thaw(self) -> None:
+        self._signal(signal.SIGCONT)
+        self.frozen = False
+
+    def stop(self) -> None:
+        """Stop the runtime (SIGCONT, SIGTERM, then SIGKILL after 3 s) and the server. Idempotent."""
+        if self.proc is not None and self.proc.poll() is None:
+            self._signal(signal.SIGCONT)
+            self._signal(signal.SIGTERM)
+            try:
+                self.proc.wait(3)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                self.proc.wait(5)
+        if self.proc is not None and self.proc.poll() is not None:
+            self._signal(signal.SIGKILL)  # leftovers of its process group, if any
+        self.frozen = False
+        if self.capture is not None:
+            self.capture.drain()
+            self.capture.close()
+            for pipe in (self.proc.stdout, self.proc.stderr):
+                pipe.close()
+            self.capture = None
+        if self.api is not None:
+            self.api.close()
+            self.api = None
+        _live.discard(self)
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # --- invocations ----------------------------------------------------------------------------
+    def invoke(self, event: Any = None, timeout: float = 90.0) -> Invocation:
+        """One invocation the way Lambda does it: thaw, queue, wait for the outcome, wait until the
+        runtime is back in ``next`` (idle), collect its output and counters, freeze again."""
+        polls_before = self.api.polls
+        thawed = self.frozen
+        if self.frozen:
+            self.thaw()
+        request_id = str(uuid.uuid4())
+        outcome, timings = self.api.invoke({} if event is None else event, timeout, request_id)
+        if outcome.kind in ("response", "error"):
+            # It is idle again once it calls next for the following invocation.
+            self.api.wait_polls(polls_before + 1, 10.0)
+        lines = self.capture.drain()
+        events = self._read_events()
+        record = Invocation(self._count, request_id, outcome, timings, thawed,
+                            stdout=[line.text for line in lines if line.stream == "stdout"],
+                            stderr=[line.text for line in lines if line.stream == "stderr"])
+        record.counters = count_events([e for evs in events.values() for e in evs])
+        self._count += 1
+        if self.freeze_between and self.alive() and outcome.kind in ("response", "error"):
+            self.freeze()
+        return record
+
+    def _read_events(self) -> dict:
+        """New lab_observe events since the last call, grouped by request id (None = init)."""
+        if not self.observe:
+            return {}
+        with open(self._observe_path, "rb") as stream:
+            stream.seek(self._observe_offset)
+            data = stream.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        self._observe_offset += len(complete)
+        grouped: dict = {}
+        for raw in complete.splitlines():
+            event = json.loads(raw)
+            grouped.setdefault(event["rid"], []).append(event)
+        return grouped
+
+
+@atexit.register
+def _stop_all():  # a test run interrupted with Ctrl-C still leaves no process behind
+    for function in list(_live):
+        function.stop()

@@ -1,0 +1,85 @@
+"""Stand-in for the managed Python runtime's ``/var/runtime/bootstrap.py`` (python3.10 - 3.13).
+
+This folder (lab/runtime/) plays ``/var/runtime``: the interpreter runs this script, so this folder
+is ``sys.path[0]`` and LAMBDA_RUNTIME_DIR, and it holds nothing a function could import by accident
+except this script and ``lab_observe``. The runtime's own site-packages (awslambdaric and the bundled
+boto3) is the lab venv's site-packages, as ``/var/lang/lib/pythonX.Y/site-packages`` is on 3.11+.
+
+Steps, in the order ``../shared/FACTS.md`` documents them:
+
+0. awslambdaric is imported first, at module level, *before* any layer folder is on sys.path (the
+   real bootstrap does ``from awslambdaric import __main__`` at the top too);
+1. only when PYTHONPATH was unset at start: ``<opt>/python/lib/pythonX.Y/site-packages`` and
+   ``<opt>/python`` go to the front of sys.path (resulting order: site-packages, then python);
+2. LAMBDA_TASK_ROOT goes first of all;
+3. only when PYTHONPATH was unset: ``site.addsitedir()`` on the task root and both layer folders,
+   which executes the ``import`` lines of ``.pth`` files there (the layer's hook entry point);
+4. PYTHONPATH is set to LAMBDA_RUNTIME_DIR (affects child processes only);
+5. awslambdaric's main loop imports ``_HANDLER`` and serves invocations from AWS_LAMBDA_RUNTIME_API.
+
+Lab-only additions, which the real runtime does not have and which do not touch the function:
+``--opt`` (the folder standing in for /opt; /opt itself when the lab bind-mounts the layer there) and
+``--observe FILE`` (per-invocation counters of attempts, retries and connections; see lab_observe).
+"""
+
+import os
+import site
+import sys
+
+from awslambdaric import __main__ as awslambdaricmain
+
+import lab_observe
+
+
+def _layer_folders(opt):
+    version_dir = "python%d.%d" % sys.version_info[:2]
+    return os.path.join(opt, "python", "lib", version_dir, "site-packages"), os.path.join(opt, "python")
+
+
+def set_default_sys_path(opt, task_root):
+    if "PYTHONPATH" not in os.environ:
+        layer_site_packages, layer_python = _layer_folders(opt)
+        sys.path.insert(0, layer_python)
+        sys.path.insert(0, layer_site_packages)
+    sys.path.insert(0, task_root)
+
+
+def add_default_site_directories(opt, task_root):
+    if "PYTHONPATH" not in os.environ:
+        layer_site_packages, layer_python = _layer_folders(opt)
+        for folder in (task_root, layer_site_packages, layer_python):
+            site.addsitedir(folder)
+
+
+def set_default_pythonpath():
+    if "PYTHONPATH" not in os.environ:
+        os.environ["PYTHONPATH"] = os.environ["LAMBDA_RUNTIME_DIR"]
+
+
+def _parse_args(argv):
+    opt, observe = "/opt", None
+    args = list(argv)
+    while args:
+        flag = args.pop(0)
+        if flag == "--opt":
+            opt = args.pop(0)
+        elif flag == "--observe":
+            observe = args.pop(0)
+        else:
+            raise SystemExit("bootstrap.py: unknown argument %r" % flag)
+    return opt, observe
+
+
+def main(argv):
+    opt, observe = _parse_args(argv)
+    if observe:
+        lab_observe.install(observe)
+    task_root = os.environ["LAMBDA_TASK_ROOT"]
+    set_default_sys_path(opt, task_root)
+    add_default_site_directories(opt, task_root)
+    set_default_pythonpath()
+    awslambdaricmain.main([task_root, os.environ["_HANDLER"]])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

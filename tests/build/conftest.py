@@ -1,0 +1,137 @@
+"""Fixtures for the build tests: the layer built once per session through `make layer`, the tools
+the Makefile installed (paths passed in by `make test-build`), and a clean environment.
+
+Nothing here touches real AWS: publishing goes to a local moto server, functions run under the
+runtime stand-in (tests/standin/bootstrap.py)."""
+
+import functools
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+STANDIN = os.path.join(REPO, "tests", "standin", "bootstrap.py")
+
+# The machine exports AWS_CA_BUNDLE and friends: children get only this, plus what a test adds.
+BASE_ENV = {
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    "HOME": os.environ.get("HOME", "/root"),
+    "LANG": "C.UTF-8",
+    "SAM_CLI_TELEMETRY": "0",
+    "AWS_ACCESS_KEY_ID": "AKIDTESTKEEPALIVE",
+    "AWS_SECRET_ACCESS_KEY": "test-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+# What reaching the package registries may need (the build installs wheels through uv).
+for _name in ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_CACHE_DIR", "XDG_CACHE_HOME", "PYENV_ROOT",
+              "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
+    if _name in os.environ:
+        BASE_ENV[_name] = os.environ[_name]
+
+
+def env(**extra):
+    """A clean environment for a child process, with ``extra`` added."""
+    result = dict(BASE_ENV)
+    result.update(extra)
+    return result
+
+
+def tool(variable):
+    """A tool path passed in by `make test-build`; fails (never skips) when it is missing."""
+    value = os.environ.get(variable)
+    if not value:
+        pytest.fail("%s is not set: run these tests through `make test-build`" % variable)
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def interpreters():
+    """{'3.10': python, ...}: the per-minor test venvs `make test-build` passes in."""
+    pythons = tool("AWS_KEEPALIVE_PYTHONS").split()
+    result = {}
+    for python in pythons:
+        version = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True, check=True, env=env(),
+        ).stdout.strip()
+        result[version] = python
+    return result
+
+
+def make_layer(build_dir, services="", umask=None, **extra_env):
+    """Run `make layer` into ``build_dir``; returns (zip path, dict of the printed fields)."""
+    command = "make --no-print-directory -C %s layer BUILD_DIR=%s SERVICES=%s" % (REPO, build_dir, services)
+    if umask is not None:
+        command = "umask %03o; %s" % (umask, command)
+    completed = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env(**extra_env))
+    if completed.returncode != 0:
+        raise AssertionError("make layer failed:\n%s%s" % (completed.stdout, completed.stderr))
+    fields = dict(re.findall(r"^(\w+):\s+(.*)$", completed.stdout, re.MULTILINE))
+    return os.path.join(build_dir, "layer.zip"), fields
+
+
+def extract(zip_path, destination):
+    """Extract like Lambda does into /opt: contents only, mtimes are whatever extraction gives."""
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(destination)
+    return destination
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def layer(tmp_path_factory):
+    """The full layer, built once by `make layer`: (zip path, printed fields)."""
+    return make_layer(str(tmp_path_factory.mktemp("build")))
+
+
+@pytest.fixture(scope="session")
+def trimmed(tmp_path_factory):
+    """A layer trimmed to the dynamodb and s3 models: (zip path, printed fields)."""
+    return make_layer(str(tmp_path_factory.mktemp("trimmed")), services="dynamodb,s3")
+
+
+@pytest.fixture(scope="session")
+def opt(layer, tmp_path_factory):
+    """The full layer extracted, standing in for /opt."""
+    return extract(layer[0], str(tmp_path_factory.mktemp("opt")))
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint(tmp_path_factory):
+    """A local moto server standing in for AWS (Lambda, DynamoDB); stopped by pid at the end."""
+    port = free_port()
+    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "w")
+    process = subprocess.Popen(
+        [tool("AWS_KEEPALIVE_MOTO"), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, env=env(),
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail("moto server did not start")
+            time.sleep(0.1)
+    yield "http://127.0.0.1:%d" % port
+    process.terminate()
+    process.wait(timeout=10)
+    log.close()

@@ -1,0 +1,96 @@
+"""template.yaml and samconfig.toml with the SAM CLI (offline): lint, properties, and `sam build`."""
+
+import json
+import os
+import subprocess
+import zipfile
+
+import pytest
+from conftest import REPO, env, tool
+
+import layer_info
+
+
+def sam(*args, **extra):
+    completed = subprocess.run(
+        [tool("AWS_KEEPALIVE_SAM"), *args], cwd=REPO, capture_output=True, text=True,
+        env=env(PATH=tool("AWS_KEEPALIVE_SAM_PATH"), **extra),
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed.stdout + completed.stderr
+
+
+@pytest.fixture(scope="module")
+def template():
+    """template.yaml as data, read with the YAML loader of cfn-lint (it knows !Ref and friends)."""
+    python = os.path.join(os.path.dirname(tool("AWS_KEEPALIVE_SAM")), "python")
+    code = "import json, sys; from cfnlint.decode import cfn_yaml; print(json.dumps(cfn_yaml.load(sys.argv[1])))"
+    completed = subprocess.run([python, "-c", code, os.path.join(REPO, "template.yaml")],
+                               capture_output=True, text=True, env=env())
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_sam_validate_lint_passes():
+    """`sam validate --lint` accepts the template (samconfig turns lint on; asked explicitly too)."""
+    assert "is a valid SAM Template" in sam("validate", "--lint")
+
+
+def test_layer_resource_properties(template):
+    """The layer is built by the Makefile, serves python3.10-3.14 on both architectures and is retained."""
+    layer = template["Resources"]["KeepAliveLayer"]
+    assert layer["Type"] == "AWS::Serverless::LayerVersion"
+    assert layer["Metadata"]["BuildMethod"] == "makefile"
+    properties = layer["Properties"]
+    assert properties["CompatibleRuntimes"] == list(layer_info.RUNTIMES)
+    assert properties["CompatibleArchitectures"] == list(layer_info.ARCHITECTURES)
+    assert properties["RetentionPolicy"] == "Retain"
+    assert properties["ContentUri"] == "."
+    assert template["Outputs"]["LayerVersionArn"]["Value"] == {"Ref": "KeepAliveLayer"}
+
+
+def test_layer_description_names_the_pinned_versions(template):
+    """The template's description is the one tools/layer_info.py derives from the pins and the hook."""
+    expected = layer_info.description_from_source(
+        os.path.join(REPO, "layer", "requirements.txt"), os.path.join(REPO, "layer", "aws_keepalive", "__init__.py")
+    )
+    assert template["Resources"]["KeepAliveLayer"]["Properties"]["Description"] == expected, (
+        "run `make lock` (or tools/layer_info.py --write-template template.yaml)"
+    )
+
+
+def test_example_is_optional_and_least_privilege(template):
+    """The example function, its on-demand table and policy exist only with DeployExample=true; PutItem only."""
+    resources = template["Resources"]
+    assert template["Parameters"]["DeployExample"]["Default"] == "false"
+    for name in ("ExampleFunction", "ExampleTable"):
+        assert resources[name]["Condition"] == "WithExample"
+    assert resources["ExampleTable"]["Properties"]["BillingMode"] == "PAY_PER_REQUEST"
+    function = resources["ExampleFunction"]["Properties"]
+    assert function["Layers"] == [{"Ref": "KeepAliveLayer"}]
+    assert function["Environment"]["Variables"]["AWS_PYTHON_KEEPALIVE"] == "1"
+    assert function["CodeUri"] == "examples/put_item/" and function["Handler"] == "app.handler"
+    (statement,) = function["Policies"][0]["Statement"]
+    assert statement["Action"] == "dynamodb:PutItem"
+    assert statement["Resource"] == {"Fn::GetAtt": ["ExampleTable", "Arn"]}
+
+
+def test_sam_build_yields_the_same_files_as_the_zip(tmp_path):
+    """`sam build` (Makefile target build-KeepAliveLayer) produces exactly the zip's file tree, byte for byte."""
+    build_dir = tmp_path / "build"
+    sam_dir = tmp_path / "sam"
+    # BUILD_DIR reaches the Makefile through the environment sam passes to make.
+    sam("build", "--build-dir", str(sam_dir), BUILD_DIR=str(build_dir))
+    artifacts = sam_dir / "KeepAliveLayer"
+    built = {}
+    for folder, _, files in os.walk(artifacts):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as handle:
+                built[os.path.relpath(path, artifacts)] = handle.read()
+    with zipfile.ZipFile(build_dir / "layer.zip") as archive:
+        zipped = {info.filename: archive.read(info) for info in archive.infolist() if not info.is_dir()}
+    assert sorted(built) == sorted(zipped)
+    assert built == zipped
+    # The example function was built too (sam deploy needs every resource).
+    assert (sam_dir / "ExampleFunction" / "app.py").is_file()

@@ -1,0 +1,143 @@
+"""lab/runtime_api.py: the Runtime API server, driven by a real HTTP client playing the runtime."""
+
+import http.client
+import json
+import statistics
+import threading
+import time
+
+from lab.runtime_api import PREFIX, RuntimeApi
+
+
+class FakeRuntime:
+    """The runtime's side of the protocol over one kept-alive HTTP/1.1 connection, as libcurl does."""
+
+    def __init__(self, address):
+        host, port = address.rsplit(":", 1)
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=10)
+
+    def next(self):
+        self.conn.request("GET", PREFIX + "/invocation/next")
+        response = self.conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+
+    def post(self, path, body, headers=None):
+        self.conn.request("POST", PREFIX + path, body=body, headers=headers or {})
+        response = self.conn.getresponse()
+        return response.status, response.read()
+
+
+def _in_thread(function, *args):
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("value", function(*args)), daemon=True)
+    thread.start()
+    return thread, result
+
+
+def test_next_blocks_until_invoke_and_carries_lambda_headers():
+    """`next` waits for a queued invocation and delivers the event with Lambda's headers."""
+    with RuntimeApi() as api:
+        runtime = FakeRuntime(api.address)
+        thread, got = _in_thread(runtime.next)
+        assert api.wait_polls(1, 5)
+        time.sleep(0.2)
+        assert thread.is_alive(), "next returned before any invocation was queued"
+        invocation = api.queue({"k": 1}, timeout=30, request_id="rid-1")
+        thread.join(5)
+        status, headers, body = got["value"]
+        assert status == 200 and json.loads(body) == {"k": 1}
+        assert headers["Lambda-Runtime-Aws-Request-Id"] == "rid-1"
+        assert int(headers["Lambda-Runtime-Deadline-Ms"]) > time.time() * 1000 + 25_000
+        assert headers["Lambda-Runtime-Invoked-Function-Arn"].startswith("arn:aws:lambda:")
+        assert headers["Lambda-Runtime-Trace-Id"].startswith("Root=1-")
+        assert runtime.post("/invocation/rid-1/response", b'{"ok": true}')[0] == 202
+        outcome, timings = api.wait(invocation, 5)
+        assert outcome.kind == "response" and outcome.body == {"ok": True}
+        assert timings.queued_ns <= timings.delivered_ns <= timings.completed_ns
+        assert timings.duration_ms >= timings.wait_ms >= 0
+
+
+def test_error_post_becomes_an_error_outcome_with_its_type():
+    """POST .../error yields kind "error", the body and the Lambda-Runtime-Function-Error-Type."""
+    with RuntimeApi() as api:
+        runtime = FakeRuntime(api.address)
+        thread, got = _in_thread(api.invoke, {}, 10.0, "rid-e")
+        runtime.next()
+        error = {"errorMessage": "boom", "errorType": "ValueError"}
+        status, _ = runtime.post("/invocation/rid-e/error", json.dumps(error).encode(),
+                                 {"Lambda-Runtime-Function-Error-Type": "ValueError"})
+        thread.join(5)
+        outcome, _ = got["value"]
+        assert status == 202
+        assert outcome.kind == "error" and not outcome.ok
+        assert outcome.error_type == "ValueError" and outcome.body["errorMessage"] == "boom"
+
+
+def test_init_error_ends_a_waiting_invoke():
+    """POST /init/error is recorded and a pending invoke returns it at once, not at its timeout."""
+    with RuntimeApi() as api:
+        runtime = FakeRuntime(api.address)
+        started = time.monotonic()
+        thread, got = _in_thread(api.invoke, {}, 30.0)
+        time.sleep(0.1)
+        status, _ = runtime.post("/init/error", b'{"errorType": "Runtime.ImportModuleError"}',
+                                 {"Lambda-Runtime-Function-Error-Type": "Runtime.ImportModuleError"})
+        thread.join(5)
+        outcome, _ = got["value"]
+        assert status == 202 and outcome.kind == "init_error"
+        assert api.init_error.error_type == "Runtime.ImportModuleError"
+        assert time.monotonic() - started < 5
+
+
+def test_unknown_request_id_is_rejected():
+    """A response for a request id that was never delivered gets 400 and changes nothing."""
+    with RuntimeApi() as api:
+        assert FakeRuntime(api.address).post("/invocation/nope/response", b"{}")[0] == 400
+
+
+def test_invoke_times_out_and_withdraws_the_invocation():
+    """Nobody polling: invoke returns kind "timeout" and the event is not delivered later."""
+    with RuntimeApi() as api:
+        outcome, timings = api.invoke({"late": True}, timeout=0.3)
+        assert outcome.kind == "timeout" and timings.delivered_ns is None
+        runtime = FakeRuntime(api.address)
+        thread, _ = _in_thread(runtime.next)
+        thread.join(0.5)
+        assert thread.is_alive(), "a timed-out invocation was still delivered"
+
+
+def test_round_trip_has_no_delayed_ack_stall():
+    """An invocation round trip over a kept-alive connection costs ~1 ms, not the 40 ms Nagle stall."""
+    with RuntimeApi() as api:
+        runtime = FakeRuntime(api.address)
+        durations = []
+        for i in range(15):
+            thread, got = _in_thread(api.invoke, {"i": i}, 5.0, "rid-%d" % i)
+            runtime.next()
+            runtime.post("/invocation/rid-%d/response" % i, b"{}")
+            thread.join(5)
+            durations.append(got["value"][1].duration_ms)
+        assert statistics.median(durations) < 15, durations
+
+
+def test_bind_address_is_configurable():
+    """The server binds to the given address (a namespace's veth address in the NAT lab)."""
+    with RuntimeApi("127.0.0.2") as api:
+        assert api.address.startswith("127.0.0.2:")
+        runtime = FakeRuntime(api.address)
+        thread, got = _in_thread(runtime.next)
+        assert api.wait_polls(1, 5)
+        api.queue({}, request_id="x")
+        thread.join(5)
+        assert got["value"][0] == 200
+
+
+def test_close_releases_a_blocked_next():
+    """Closing the server answers a runtime blocked in `next`, so no handler thread is left waiting."""
+    api = RuntimeApi()
+    runtime = FakeRuntime(api.address)
+    thread, got = _in_thread(runtime.next)
+    assert api.wait_polls(1, 5)
+    api.close()
+    thread.join(5)
+    assert not thread.is_alive() and got["value"][0] == 500

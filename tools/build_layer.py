@@ -1,0 +1,256 @@
+"""Build the layer zip: pinned wheels + the hook, pruned, precompiled, byte-for-byte reproducible.
+
+Steps, each a function below:
+
+1. install ``layer/requirements.txt`` into ``<work>/python`` with uv: ``--require-hashes``, wheels
+   only, no dependency resolution (the lock already lists every dependency);
+2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``sitecustomize.py``) next to them;
+3. prune what a function never needs (installer caches, console scripts, test folders) and, for a
+   trimmed build, the botocore/boto3 service models not asked for;
+4. compile bytecode with every supported CPython found on this machine;
+5. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
+   and sizes.
+
+Why the bytecode matters: ``/opt`` is read-only on Lambda, so without shipped ``.pyc`` every cold
+start recompiles boto3/botocore (~340 ms here).  The ``.pyc`` use ``unchecked-hash`` invalidation:
+they are valid whatever mtimes the extraction gives the sources (timestamp-based ones would be
+silently ignored when the zip's 1980 timestamps differ from what was recorded).
+
+Why compile this way: a ``.pyc`` records the path it was compiled from (``co_filename``, shown in
+tracebacks), and marshal writes frozenset constants in hash order, which depends on the string hash
+seed.  So each interpreter compiles with ``PYTHONHASHSEED=0``, in one process, files in sorted order
+(compileall sorts), with ``-d /opt/python`` so that the recorded path is the one the file will
+have on Lambda, never the build folder.  Interpreters run in parallel (each is deterministic alone).
+
+Only the standard library is used, so the build runs on any of the supported interpreters.
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+
+# The hook's files, relative to the hook source folder (layer/).
+HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py")
+# Where the layer's python/ folder is mounted on Lambda: recorded in every .pyc.
+RUNTIME_PREFIX = "/opt/python"
+# Folder names removed anywhere outside service-model data: never imported by a function.
+PRUNED_DIRS = {"__pycache__", "tests", "test"}
+# Installer leftovers at the root of an install --target folder (console scripts).
+PRUNED_ROOT_DIRS = {"bin"}
+# Fixed zip metadata: the zip must not depend on the builder's clock, umask or mtimes.
+DEFAULT_DATE_TIME = (1980, 1, 1, 0, 0, 0)
+FILE_MODE = 0o100644
+DIR_MODE = 0o040755
+COMPRESS_LEVEL = 9
+
+
+def install_dependencies(uv, requirements, target, python):
+    """Install the locked wheels into ``target`` (no resolution, no sdists, no bytecode)."""
+    subprocess.run(
+        [
+            uv, "pip", "install", "--quiet", "--no-config",
+            "--target", target,
+            "--python", python,
+            "--require-hashes", "--no-deps", "--only-binary", ":all:",
+            "--link-mode", "copy",
+            "-r", requirements,
+        ],
+        check=True,
+    )
+
+
+def copy_hook(hook_dir, target):
+    """Copy the hook's package, .pth and sitecustomize.py (without any bytecode caches)."""
+    for entry in HOOK_ENTRIES:
+        source = os.path.join(hook_dir, entry)
+        destination = os.path.join(target, entry)
+        if not os.path.exists(source):
+            raise SystemExit("build_layer: hook file missing: %s" % source)
+        if os.path.isdir(source):
+            shutil.copytree(source, destination, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copyfile(source, destination)
+
+
+def prune(target):
+    """Remove caches, console scripts and test folders; keep every *.dist-info (importlib.metadata)."""
+    for name in PRUNED_ROOT_DIRS:
+        shutil.rmtree(os.path.join(target, name), ignore_errors=True)
+    for root, dirs, files in os.walk(target):
+        # botocore/data and boto3/data hold service models, named after services: never prune there.
+        parts = os.path.relpath(root, target).split(os.sep)
+        data_folder = len(parts) >= 2 and parts[0] in ("botocore", "boto3") and parts[1] == "data"
+        for name in list(dirs):
+            if name in PRUNED_DIRS and not (data_folder and name != "__pycache__"):
+                shutil.rmtree(os.path.join(root, name))
+                dirs.remove(name)
+        for name in files:
+            if name.endswith((".pyc", ".pyo")):
+                os.remove(os.path.join(root, name))
+
+
+def trim_services(target, services):
+    """Keep only the named services' models in botocore/data and boto3/data.
+
+    The top-level files of botocore/data (endpoints, partitions, retry and default-configuration
+    data) serve every service and stay.  A client for a removed service then fails at creation
+    with botocore's UnknownServiceError, which lists the services the layer still has.
+    """
+    botocore_data = os.path.join(target, "botocore", "data")
+    available = sorted(
+        name for name in os.listdir(botocore_data) if os.path.isdir(os.path.join(botocore_data, name))
+    )
+    unknown = sorted(set(services) - set(available))
+    if unknown:
+        raise SystemExit(
+            "build_layer: unknown service(s) in SERVICES: %s (botocore has e.g. %s)"
+            % (", ".join(unknown), ", ".join(available[:8]) + ", ...")
+        )
+    for data in (botocore_data, os.path.join(target, "boto3", "data")):
+        for name in os.listdir(data):
+            path = os.path.join(data, name)
+            if os.path.isdir(path) and name not in services:
+                shutil.rmtree(path)
+
+
+def _compile_with(python, target):
+    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
+    result = subprocess.run(
+        [
+            python, "-m", "compileall", "-q",
+            "--invalidation-mode", "unchecked-hash",
+            "-d", RUNTIME_PREFIX,
+            target,
+        ],
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise SystemExit("build_layer: compileall failed with %s:\n%s%s" % (python, result.stdout, result.stderr))
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        env=environment, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    return version
+
+
+def compile_bytecode(pythons, target):
+    """Compile every .py with each interpreter; returns the CPython minors compiled for."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(pythons) or 1) as pool:
+        versions = list(pool.map(lambda python: _compile_with(python, target), pythons))
+    if len(set(versions)) != len(versions):
+        raise SystemExit("build_layer: two interpreters of the same minor: %s" % ", ".join(pythons))
+    return sorted(versions, key=lambda v: tuple(int(part) for part in v.split(".")))
+
+
+def zip_date_time():
+    """SOURCE_DATE_EPOCH when set (reproducible-builds.org convention), else 1980-01-01."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not epoch:
+        return DEFAULT_DATE_TIME
+    # The zip format cannot store dates before 1980.
+    return max(DEFAULT_DATE_TIME, time.gmtime(int(epoch))[:6])
+
+
+def tree_entries(root):
+    """Every folder and file under ``root`` as (relative posix path, is_dir), in sorted order."""
+    entries = []
+    for folder, dirs, files in os.walk(root):
+        relative = os.path.relpath(folder, root)
+        for name in dirs:
+            entries.append((os.path.join(relative, name), True))
+        for name in files:
+            entries.append((os.path.join(relative, name), False))
+    return sorted((os.path.normpath(path).replace(os.sep, "/"), is_dir) for path, is_dir in entries)
+
+
+def write_zip(stage, out, date_time):
+    """Write ``stage``'s tree to ``out`` deterministically; returns (file count, unzipped bytes)."""
+    files = 0
+    unzipped = 0
+    temporary = out + ".tmp"
+    with zipfile.ZipFile(temporary, "w") as archive:
+        for path, is_dir in tree_entries(stage):
+            info = zipfile.ZipInfo(path + "/" if is_dir else path, date_time=date_time)
+            info.create_system = 3  # Unix, so that external_attr carries the mode bits
+            if is_dir:
+                info.external_attr = (DIR_MODE << 16) | 0x10  # 0x10: MS-DOS directory flag
+                archive.writestr(info, b"", compress_type=zipfile.ZIP_STORED)
+                continue
+            with open(os.path.join(stage, path), "rb") as handle:
+                data = handle.read()
+            info.external_attr = FILE_MODE << 16
+            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL)
+            files += 1
+            unzipped += len(data)
+    os.replace(temporary, out)
+    return files, unzipped
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def megabytes(size):
+    return "%.1f MB (%d bytes)" % (size / 1e6, size)
+
+
+def build(uv, requirements, hook_dir, work, out, pythons, services=None):
+    """Run every step; returns a dict describing the result (also printed by main)."""
+    shutil.rmtree(work, ignore_errors=True)
+    target = os.path.join(work, "python")
+    os.makedirs(target)
+    install_dependencies(uv, requirements, target, pythons[0] if pythons else sys.executable)
+    copy_hook(hook_dir, target)
+    prune(target)
+    if services:
+        trim_services(target, services)
+    versions = compile_bytecode(pythons, target)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    files, unzipped = write_zip(work, out, zip_date_time())
+    return {
+        "zip": out,
+        "sha256": sha256_of(out),
+        "zipped": os.path.getsize(out),
+        "unzipped": unzipped,
+        "files": files,
+        "bytecode": versions,
+        "services": sorted(services) if services else None,
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--uv", required=True, help="uv executable")
+    parser.add_argument("--requirements", required=True, help="hash-pinned requirements file")
+    parser.add_argument("--hook", required=True, help="folder holding the hook's files (layer/)")
+    parser.add_argument("--work", required=True, help="staging folder (emptied first)")
+    parser.add_argument("--out", required=True, help="zip to write")
+    parser.add_argument("--python", action="append", default=[], help="interpreter to compile bytecode with")
+    parser.add_argument("--services", default="", help="comma-separated botocore services to keep (default: all)")
+    args = parser.parse_args(argv)
+    if not args.python:
+        parser.error("at least one --python is needed (bytecode is what makes the layer start fast)")
+    services = [name.strip() for name in args.services.split(",") if name.strip()]
+    result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services)
+    print("layer:    %s" % result["zip"])
+    print("sha256:   %s" % result["sha256"])
+    print("zipped:   %s" % megabytes(result["zipped"]))
+    print("unzipped: %s in %d files" % (megabytes(result["unzipped"]), result["files"]))
+    print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
+    print("services: %s" % (",".join(result["services"]) if result["services"] else "all"))
+
+
+if __name__ == "__main__":
+    main()
