@@ -195,6 +195,24 @@ lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
 	  -o lab/runtime-requirements.txt
 
+# make demo: the README's main command (~2 min, needs root for the NAT namespaces). Not part of
+# `make test`. Its venv holds matplotlib + trustme (lab/demo-requirements.txt, constrained by the
+# layer's pins) and the layer's boto3; the stand-in runtime venv is made on first use.
+DEMO_PY := $(VENV)/demo/bin/python
+$(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
+	rm -rf $(VENV)/demo
+	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/demo
+	$(UV) pip install -q --python $@ --require-hashes -r lab/demo-requirements.txt -r layer/requirements.txt
+	touch $@
+
+.PHONY: demo lock-demo
+demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
+	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png
+
+lock-demo: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
+	  lab/demo-requirements.in -o lab/demo-requirements.txt
+
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.
 .PHONY: test-lab
@@ -216,7 +234,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab
+	$(MAKE) --no-print-directory lock-lab lock-demo
 
 .PHONY: clean
 clean:

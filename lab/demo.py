@@ -1,0 +1,242 @@
+"""``make demo``: the example function with no layer, the layer switched off, and switched on,
+against DynamoDB Local over TLS, behind an emulated RTT and a NAT that forgets idle flows.
+
+What runs (everything on this machine, nothing reaches AWS):
+
+* DynamoDB Local (a JVM) behind the lab's TLS front, one table.
+* Per configuration *and* handler, its own network (lab.function_net): a NAT namespace in reset mode
+  with the idle timeout scaled down from 350 s, and a Netem hop adding the RTT. Own networks keep
+  connection counts (Netem's accepted connections) per configuration.
+* Per network one execution environment (lab.lambda_env, CPython 3.12) running the untouched
+  examples/put_item handler: ``app.handler`` (one put) and ``app.handler_ten`` (ten puts).
+* Phases: one warm-up invocation (not counted: the cold start's first connection), a steady phase
+  (one invocation per second), then a gap phase (each invocation after an idle gap longer than the
+  NAT timeout, the process frozen with SIGSTOP through the gap, as Lambda freezes it).
+* Optionally (``--no-packets``, on by default) one more layer-on configuration whose gap phase runs
+  in the other freeze mode: no packet leaves the namespace during a gap (so keep-alive probes
+  cannot refresh the NAT and the layer's MAX_IDLE must replace the connection).
+
+Every configuration runs at the same time, in threads, with start times staggered across the second
+so that their invocations do not overlap on this 2-core machine. Everything started is stopped at
+the end, also on Ctrl-C (the lab modules also stop what they started at interpreter exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from lab import driver, nat
+from lab.dynamodb import DynamoDBLocal
+from lab.function_net import (NAT_TIMEOUT_S, DEFAULTS, FunctionNetwork, create_table, keepalive_env,
+                              lab_client, run_gaps, scaled_timers)
+from lab.lambda_env import extract_layer, runtime_python
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "put_item"
+TABLE = "demo"
+HANDLERS = {"handler": "1 put", "handler_ten": "10 puts"}
+PYTHON = "3.12"
+
+
+@dataclass
+class Config:
+    name: str
+    label: str
+    layer: bool
+    on: bool
+    no_packets: bool = False  # gap phase with nothing leaving the namespace (nat.freeze)
+    steady: bool = True
+
+
+CONFIGS = [
+    Config("none", "no layer", layer=False, on=False),
+    Config("off", "layer, switch off", layer=True, on=False),
+    Config("on", "layer on", layer=True, on=True),
+]
+NO_PACKETS = Config("on-nopkt", "layer on, no packet leaves the frozen env", layer=True, on=True,
+                    no_packets=True, steady=False)
+
+
+@dataclass
+class Run:
+    """One configuration x handler: its records per phase, and Netem's connection counts."""
+
+    config: Config
+    handler: str
+    phases: dict = field(default_factory=dict)  # phase name -> [Invocation]
+    error: Optional[BaseException] = None
+    fn: object = None  # the LambdaFunction while it runs (stopped from the main thread on Ctrl-C)
+
+
+class CountingFunction:
+    """Wraps a LambdaFunction so each record carries the TCP connections Netem accepted during it
+    (``counters["tcp_connects"]``): the ground truth for "new connections", including a pooled
+    connection reconnected in place, which urllib3's own log does not report."""
+
+    def __init__(self, fn, network: FunctionNetwork) -> None:
+        self.fn = fn
+        self.netem = network.netem
+
+    def invoke(self, event, timeout=90.0):
+        before = self.netem.accepted
+        record = self.fn.invoke(event, timeout)
+        record.counters["tcp_connects"] = self.netem.accepted - before
+        return record
+
+
+def call_ms(record) -> Optional[float]:
+    """The latency the function itself measured: one put (``put_ms``), or ten (``total_ms``)."""
+    if not record.ok or not isinstance(record.result, dict):
+        return None
+    value = record.result.get("total_ms", record.result.get("put_ms"))
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dict, args, offset: float,
+            stop: threading.Event) -> None:
+    env = keepalive_env(on=run.config.on, **timers, debug=False)
+    try:
+        with network.function(EXAMPLE, "app." + run.handler, table=TABLE, python=PYTHON,
+                              opt=opt if run.config.layer else None, env=env) as raw:
+            run.fn = raw
+            fn = CountingFunction(raw, network)
+            time.sleep(offset)
+            run.phases["warm-up"] = [fn.invoke({})]
+            if not stop.is_set():
+                # A configuration without a reported steady phase still runs one ("filler", left out
+                # of the tables and the plot), so that every gap phase happens at the same time.
+                phase = "steady" if run.config.steady else "filler"
+                run.phases[phase] = driver.run(fn, {}, n=args.steady, interval_s=1.0)
+            if not stop.is_set():
+                gaps = [args.gap] * args.gaps
+                # After the steady phase the function is already warm: the first gap starts now.
+                run.phases["gaps"] = run_gaps(fn, network, {}, gaps, no_packets=run.config.no_packets,
+                                              warm_up=False)
+    except BaseException as error:  # reported by the main thread
+        run.error = error
+
+
+def warm_jvm(ddb, n: int) -> None:
+    """Puts from this process before anything is measured. DynamoDB Local runs in a JVM whose JIT
+    needs a few hundred requests to settle (measured here: median put 7.6 ms over the first 300,
+    3.3 ms after 900, through the TLS front); without this the first configurations' steady phase
+    would partly measure the JIT instead of the connection."""
+    if n <= 0:
+        return
+    started = time.monotonic()
+    client = lab_client(ddb)
+    for i in range(n):
+        client.put_item(TableName=TABLE, Item={"pk": {"S": "warm-%d" % i}})
+    print("Warmed DynamoDB Local's JVM with %d puts (%.1f s)" % (n, time.monotonic() - started), flush=True)
+
+
+def _interrupt_on_signals() -> None:
+    """Ctrl-C and SIGTERM both end the demo through KeyboardInterrupt, so the ``finally`` and ``with``
+    blocks stop every function, namespace and JVM. SIGINT's default handler is set explicitly: a
+    process started in the background by a non-interactive shell inherits SIGINT *ignored*."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--zip", default=str(REPO / "build" / "layer.zip"), help="the built layer")
+    p.add_argument("--png", default=str(REPO / "build" / "demo.png"))
+    p.add_argument("--rtt-ms", type=float, default=4.0, help="emulated round-trip time")
+    p.add_argument("--nat-timeout", type=int, default=6, help="NAT idle timeout, s (AWS: 350)")
+    p.add_argument("--steady", type=int, default=20, help="invocations in the steady phase (1/s)")
+    p.add_argument("--gaps", type=int, default=5, help="invocations in the gap phase")
+    p.add_argument("--gap", type=float, default=None, help="idle gap, s (default: NAT timeout + 2)")
+    p.add_argument("--jvm-warmup", type=int, default=900, help="puts to warm DynamoDB Local first")
+    p.add_argument("--no-packets", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run the layer-on gap phase with no packet leaving the frozen env")
+    args = p.parse_args(argv)
+    if args.gap is None:
+        args.gap = args.nat_timeout + 2.0
+    return args
+
+
+def main(argv=None) -> int:
+    from lab.demo_plot import plot
+    from lab.demo_report import print_tables
+
+    args = parse_args(argv)
+    _interrupt_on_signals()
+    reason = nat.unavailable_reason()
+    if reason:
+        print("make demo needs network namespaces: " + reason, file=sys.stderr)
+        return 1
+    runtime_python(PYTHON)
+    timers = scaled_timers(args.nat_timeout)
+    scale = args.nat_timeout / NAT_TIMEOUT_S
+    configs = CONFIGS + ([NO_PACKETS] if args.no_packets else [])
+    print("Lab: DynamoDB Local over TLS, RTT %.1f ms (Netem), NAT in reset mode, CPython %s stand-in"
+          % (args.rtt_ms, PYTHON))
+    print("Time scale: NAT idle timeout 350 s -> %d s (x%.4f); gaps of %.1f s stand for %.0f s"
+          % (args.nat_timeout, scale, args.gap, args.gap / scale))
+    print("Layer timers scaled the same way (whole seconds, kernel minimum 1): "
+          + ", ".join("AWS_PYTHON_KEEPALIVE_%s=%d (default %d)" % (k.upper(), v, DEFAULTS[k])
+                      for k, v in timers.items()))
+    print("Phases: 1 warm-up (not counted), steady %d x 1/s, gaps %d x %.1f s (process frozen)"
+          % (args.steady, args.gaps, args.gap))
+    started = time.monotonic()
+    stop = threading.Event()
+    runs = [Run(c, h) for h in HANDLERS for c in configs]
+    networks: list[FunctionNetwork] = []
+    threads = []
+    with DynamoDBLocal() as ddb:
+        try:
+            create_table(ddb, TABLE)
+            warm_jvm(ddb, args.jvm_warmup)
+            workdir = REPO / "build" / "demo"
+            opt = extract_layer(args.zip, workdir / "opt")
+            for _ in runs:
+                networks.append(FunctionNetwork(ddb, nat_timeout=args.nat_timeout, mode="reset",
+                                                rtt=args.rtt_ms / 1000.0).start())
+            print("Running %d environments side by side (%s x %s) ..."
+                  % (len(runs), "/".join(c.name for c in configs), "/".join(HANDLERS)), flush=True)
+            for i, (run, network) in enumerate(zip(runs, networks)):
+                t = threading.Thread(target=run_one, name="demo-%s-%s" % (run.config.name, run.handler),
+                                     args=(run, network, opt, timers, args, i / len(runs), stop),
+                                     daemon=True)
+                t.start()
+                threads.append(t)
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.5)
+        except KeyboardInterrupt:
+            stop.set()
+            print("\ninterrupted: stopping everything", file=sys.stderr)
+            raise
+        finally:
+            stop.set()
+            for run in runs:
+                if run.fn is not None:
+                    run.fn.stop()  # idempotent; a finished run has stopped it already
+            for network in networks:
+                network.stop()  # stops the namespace's processes; functions stop at their `with` exit
+    failed = [r for r in runs if r.error is not None]
+    for r in failed:
+        print("%s / %s failed: %r" % (r.config.name, r.handler, r.error), file=sys.stderr)
+    print_tables(runs, HANDLERS, call_ms)
+    plot(runs, HANDLERS, call_ms, args, Path(args.png))
+    print("Plot: %s" % args.png)
+    print("Total %.0f s" % (time.monotonic() - started))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
