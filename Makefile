@@ -117,8 +117,9 @@ layer: | $(UV)
 	$(TOOL_PYTHON) tools/build_layer.py --uv $(UV) --requirements layer/requirements.txt --hook layer \
 	  --work $(BUILD_DIR)/layer --out $(LAYER_ZIP) --services "$(SERVICES)" $(addprefix --python ,$(LAYER_PYTHONS))
 
-# Only when missing: publish and deploy use the zip as built (trimmed or not).
-$(LAYER_ZIP):
+# When missing or older than what goes into it (so test-lab and demo never run a stale hook);
+# otherwise publish uses the zip as built (trimmed or not).
+$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt tools/build_layer.py
 	$(MAKE) --no-print-directory layer
 
 # sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.
