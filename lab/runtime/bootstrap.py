@@ -9,12 +9,8 @@ Steps, in the order ``../shared/FACTS.md`` documents them:
 
 0. awslambdaric is imported first, at module level, *before* any layer folder is on sys.path (the
    real bootstrap does ``from awslambdaric import __main__`` at the top too);
-1. only when PYTHONPATH was unset at start: ``<opt>/python/lib/pythonX.Y/site-packages`` and
-   ``<opt>/python`` go to the front of sys.path (resulting order: site-packages, then python);
-2. LAMBDA_TASK_ROOT goes first of all;
-3. only when PYTHONPATH was unset: ``site.addsitedir()`` on the task root and both layer folders,
-   which executes the ``import`` lines of ``.pth`` files there (the layer's hook entry point);
-4. PYTHONPATH is set to LAMBDA_RUNTIME_DIR (affects child processes only);
+1-4. ``startup.run``: the layer folders and LAMBDA_TASK_ROOT on sys.path, ``site.addsitedir`` (which
+   runs the layer's ``.pth``), PYTHONPATH set to LAMBDA_RUNTIME_DIR -- see startup.py;
 5. awslambdaric's main loop imports ``_HANDLER`` and serves invocations from AWS_LAMBDA_RUNTIME_API.
 
 Lab-only additions, which the real runtime does not have and which do not touch the function:
@@ -23,37 +19,12 @@ Lab-only additions, which the real runtime does not have and which do not touch 
 """
 
 import os
-import site
 import sys
 
 from awslambdaric import __main__ as awslambdaricmain
 
 import lab_observe
-
-
-def _layer_folders(opt):
-    version_dir = "python%d.%d" % sys.version_info[:2]
-    return os.path.join(opt, "python", "lib", version_dir, "site-packages"), os.path.join(opt, "python")
-
-
-def set_default_sys_path(opt, task_root):
-    if "PYTHONPATH" not in os.environ:
-        layer_site_packages, layer_python = _layer_folders(opt)
-        sys.path.insert(0, layer_python)
-        sys.path.insert(0, layer_site_packages)
-    sys.path.insert(0, task_root)
-
-
-def add_default_site_directories(opt, task_root):
-    if "PYTHONPATH" not in os.environ:
-        layer_site_packages, layer_python = _layer_folders(opt)
-        for folder in (task_root, layer_site_packages, layer_python):
-            site.addsitedir(folder)
-
-
-def set_default_pythonpath():
-    if "PYTHONPATH" not in os.environ:
-        os.environ["PYTHONPATH"] = os.environ["LAMBDA_RUNTIME_DIR"]
+import startup
 
 
 def _parse_args(argv):
@@ -75,9 +46,7 @@ def main(argv):
     if observe:
         lab_observe.install(observe)
     task_root = os.environ["LAMBDA_TASK_ROOT"]
-    set_default_sys_path(opt, task_root)
-    add_default_site_directories(opt, task_root)
-    set_default_pythonpath()
+    startup.run(opt, task_root, os.environ["LAMBDA_RUNTIME_DIR"])
     awslambdaricmain.main([task_root, os.environ["_HANDLER"]])
 
 
