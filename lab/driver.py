@@ -50,9 +50,9 @@ def run(fn: LambdaFunction, events: Events = None, *, n: Optional[int] = None,
     for i in range(count):
         if gaps_s is not None:
             if last_end is not None or gaps_s[i] > 0:
-                _sleep_until((last_end if last_end is not None else time.monotonic()) + gaps_s[i])
+                sleep_until((last_end if last_end is not None else time.monotonic()) + gaps_s[i])
         else:
-            _sleep_until(t0 + i * interval_s)
+            sleep_until(t0 + i * interval_s)
         started = time.monotonic()
         record = fn.invoke(_event(events, i, count), timeout)
         record.gap_s = None if last_end is None else started - last_end
@@ -61,7 +61,8 @@ def run(fn: LambdaFunction, events: Events = None, *, n: Optional[int] = None,
     return records
 
 
-def _sleep_until(deadline: float) -> None:
+def sleep_until(deadline: float) -> None:
+    """Sleep until time.monotonic() reaches ``deadline`` (at once if it already has)."""
     while True:
         left = deadline - time.monotonic()
         if left <= 0:

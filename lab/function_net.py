@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any, Optional, Sequence
 
+from lab.driver import sleep_until
 from lab.lambda_env import BASE_ENV, Invocation, LambdaFunction
 from lab.nat import NatNamespace
 from lab.netem import Netem
@@ -152,13 +153,8 @@ def run_gaps(fn: LambdaFunction, network: FunctionNetwork, event: Any, gaps_s: S
     records = [fn.invoke(event, timeout)] if warm_up else []
     last_end = time.monotonic()
     for gap in gaps_s:
-        if no_packets:
-            network.nat.freeze()
-        try:
-            _sleep_until(last_end + gap)
-        finally:
-            if no_packets:
-                network.nat.thaw()
+        with network.nat.frozen_while(no_packets):
+            sleep_until(last_end + gap)
         started = time.monotonic()
         record = fn.invoke(event, timeout)
         record.gap_s = started - last_end
@@ -166,10 +162,3 @@ def run_gaps(fn: LambdaFunction, network: FunctionNetwork, event: Any, gaps_s: S
         last_end = time.monotonic()
     return records
 
-
-def _sleep_until(deadline: float) -> None:
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
-        time.sleep(min(left, 1.0))

@@ -119,13 +119,10 @@ def run_socket(s: Scenario, T: int, gap: float) -> None:
             t0 = time.monotonic()
             watcher = threading.Thread(target=_watch, args=(sock, stop, t0, s.result), daemon=True)
             watcher.start()
-            if s.how == "freeze":
-                nat.freeze()
             try:
-                time.sleep(gap)
+                with nat.frozen_while(s.how == "freeze"):
+                    time.sleep(gap)
             finally:
-                if s.how == "freeze":
-                    nat.thaw()
                 stop.set()
                 watcher.join(2)
             info = tcpinfo.tcp_info(sock)
@@ -314,13 +311,8 @@ def run_botocore(scenarios: list[Scenario], T: int, gap: float) -> None:
             try:
                 nat.call(put, client, s.name + "-1")
                 nat.call(put, client, s.name + "-2")
-                if s.how == "freeze":
-                    nat.freeze()
-                try:
+                with nat.frozen_while(s.how == "freeze"):
                     time.sleep(gap)
-                finally:
-                    if s.how == "freeze":
-                        nat.thaw()
                 ms, retries = nat.call(put, client, s.name + "-3", timeout=30)
                 s.result.update(outcome="ok", ms=round(ms, 1), retries=retries, conns=net.accepted)
             except Exception as e:  # noqa: BLE001

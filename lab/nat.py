@@ -52,6 +52,7 @@ left behind by a killed run whose pid is gone are removed at the next ``create()
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import itertools
 import os
@@ -284,6 +285,18 @@ table inet lab {{
     def thaw(self) -> None:
         self._nft("flush chain inet lab freeze_out\nflush chain inet lab freeze_in\n")
         self.frozen = False
+
+    @contextlib.contextmanager
+    def frozen_while(self, enabled: bool = True):
+        """``freeze()`` for the body of a ``with`` (when ``enabled``), thawed even if it raises."""
+        if not enabled:
+            yield
+            return
+        self.freeze()
+        try:
+            yield
+        finally:
+            self.thaw()
 
     # --- observing ----------------------------------------------------------------------------
     def flows(self) -> list[dict]:
