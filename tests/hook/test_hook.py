@@ -1,17 +1,10 @@
 """hook.py: the post-import hook that patches botocore when, and only when, it is imported."""
 
-import subprocess
-import sys
-
-from conftest import BASE_ENV, LAYER
+from conftest import LAYER, python_with_layer
 
 
 def _python(script, env=None):
-    # The package is put on sys.path by hand (not PYTHONPATH) so that sitecustomize stays out.
-    child_env = dict(BASE_ENV, **(env or {}))
-    script = "import sys; sys.path.insert(0, %r)\n" % LAYER + script
-    completed = subprocess.run([sys.executable, "-c", script], env=child_env,
-                               capture_output=True, text=True, timeout=60)
+    completed = python_with_layer(script, env)
     assert completed.returncode == 0, completed.stderr
     return completed.stdout.strip()
 

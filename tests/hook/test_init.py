@@ -1,22 +1,11 @@
 """aws_keepalive.activate: idempotent, and never raises into the function."""
 
-import subprocess
-import sys
-
-from conftest import BASE_ENV, LAYER
-
-
-def _python(script, env):
-    # The package is put on sys.path by hand (not PYTHONPATH) so that sitecustomize stays out.
-    child_env = dict(BASE_ENV, **env)
-    script = "import sys; sys.path.insert(0, %r)\n" % LAYER + script
-    return subprocess.run([sys.executable, "-c", script], env=child_env,
-                          capture_output=True, text=True, timeout=60)
+from conftest import python_with_layer
 
 
 def test_activate_twice_is_one_activation():
     """A second activate() adds no second finder and no second startup line."""
-    completed = _python(
+    completed = python_with_layer(
         "import sys, aws_keepalive\n"
         "aws_keepalive.activate('a'); aws_keepalive.activate('b')\n"
         "print(sum(type(f).__name__ == '_PostImportFinder' for f in sys.meta_path))\n",
@@ -28,7 +17,7 @@ def test_activate_twice_is_one_activation():
 
 def test_activation_failure_is_reported_not_raised():
     """An error during activation is reported once on stderr and does not reach the caller."""
-    completed = _python(
+    completed = python_with_layer(
         "import aws_keepalive, aws_keepalive.hook as hook\n"
         "def broken(callback): raise OSError('injected')\n"
         "hook.install = broken\n"
@@ -44,7 +33,7 @@ def test_activation_failure_is_reported_not_raised():
 
 def test_off_activate_does_nothing():
     """activate() with the switch off changes nothing and imports no submodule."""
-    completed = _python(
+    completed = python_with_layer(
         "import os, sys, aws_keepalive\n"
         "aws_keepalive.activate('test')\n"
         "print(sorted(n for n in sys.modules if n.startswith('aws_keepalive.')), "
