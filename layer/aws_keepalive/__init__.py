@@ -3,7 +3,8 @@
 The pipeline, one module per step:
 
     environment --> settings  (settings.py: parsed and validated once, at startup)
-                --> patch     (hook.py waits for botocore; patch.py: socket options, pool, idle)
+                --> patch     (hook.py waits for botocore; patch.py: socket options, pool, idle;
+                               idle.py: when a pooled connection is stale, for every client family)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
 
 Entry points: ``aws_keepalive.pth`` (the managed runtime executes its import line while adding

@@ -30,7 +30,7 @@ import socket
 import threading
 import time
 
-from aws_keepalive import diagnostics
+from aws_keepalive import diagnostics, idle
 
 # The attribute by which a patched function points at the function it wraps.  Its presence makes
 # every patch idempotent: the .pth file and sitecustomize.py may both activate the layer.
@@ -228,69 +228,21 @@ def _before_use(pool, conn, opened_before, max_idle_s):
     elif getattr(conn, "sock", None) is None:
         # urllib3 saw the peer's FIN or RST while the connection sat in the pool and closed it.
         conn._aws_keepalive_reason = "peer closed"
-    elif max_idle_s:
-        idle_s = idle_seconds(conn)
-        if idle_s > max_idle_s:
-            answered_s = keepalive_answered_s(conn.sock, idle_s)
-            if answered_s is not None and answered_s < max_idle_s:
-                diagnostics.debug(
-                    "reusing connection to %s:%s idle %.0f s: keep-alive answered %.1f s ago"
-                    % (conn.host, conn.port, idle_s, answered_s),
-                    host=conn.host,
-                    idle_s=round(idle_s, 3),
-                    keepalive_answered_s=answered_s,
-                )
-            else:
-                conn.close()
-                conn._aws_keepalive_reason = "max idle"
-
-
-def idle_seconds(conn):
-    """Seconds since ``conn`` went back to the pool (0 if it never did).
-
-    Measured on both clocks and the larger taken: CLOCK_MONOTONIC is immune to wall-clock steps,
-    but whether it advances while Lambda freezes the execution environment is not documented;
-    the wall clock is corrected when the environment thaws.  Overstating the idle time costs one
-    handshake; understating it could cost a reset or a hang.
-    """
-    since = getattr(conn, "_aws_keepalive_idle_since", None)
-    if since is None:
-        return 0.0
-    monotonic_then, wall_then = since
-    return max(time.monotonic() - monotonic_then, time.time() - wall_then)
-
-
-# struct tcp_info (include/uapi/linux/tcp.h): eight one-byte fields, then u32 fields; the four
-# "times" (milliseconds ago) start at byte 44: last_data_sent, last_ack_sent (unused by Linux),
-# last_data_recv, last_ack_recv.  Stable since Linux 2.6.
-_TCP_INFO_TIMES_OFFSET = 44
-_TCP_INFO_LENGTH = 60
-
-
-def keepalive_answered_s(sock, idle_s):
-    """Seconds since the peer last ACKed anything, if the kernel's clock can be trusted; else None.
-
-    A connection idle for longer than max_idle_s is still fine to reuse when keep-alive probes
-    crossed the middlebox recently: each probe's answer refreshes the flow at the NAT, and Linux
-    notes its arrival (tcpi_last_ack_recv).  But that clock (jiffies) is the guest kernel's: if the
-    whole execution environment was frozen, the kernel may not have counted the frozen time, and a
-    small "last ACK" would then be a lie.  The kernel also says how long ago the last *data*
-    arrived (tcpi_last_data_recv); that was the end of the last response, just before the
-    connection went idle, so when the kernel's figure falls short of the idle time measured here,
-    its clock missed part of the gap and nothing it says is used.
-    """
-    import struct
-
-    try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_LENGTH)
-        _, _, last_data_recv_ms, last_ack_recv_ms = struct.unpack_from(
-            "=4I", info, _TCP_INFO_TIMES_OFFSET
+    else:
+        reason, idle_s, answered_s = idle.replace_reason(
+            getattr(conn, "_aws_keepalive_idle_since", None), conn.sock, max_idle_s
         )
-    except (AttributeError, OSError, struct.error):
-        return None  # not Linux, not TCP, or a closed socket: no evidence, replace
-    if last_data_recv_ms / 1000.0 + 2.0 < idle_s:
-        return None
-    return last_ack_recv_ms / 1000.0
+        if reason is not None:
+            conn.close()
+            conn._aws_keepalive_reason = reason
+        elif answered_s is not None:
+            diagnostics.debug(
+                "reusing connection to %s:%s idle %.0f s: keep-alive answered %.1f s ago"
+                % (conn.host, conn.port, idle_s, answered_s),
+                host=conn.host,
+                idle_s=round(idle_s, 3),
+                keepalive_answered_s=answered_s,
+            )
 
 
 def _make_put_conn(original):
@@ -301,7 +253,7 @@ def _make_put_conn(original):
                     0, getattr(self, "_aws_keepalive_checked_out", 0) - 1
                 )
             if conn is not None:
-                conn._aws_keepalive_idle_since = (time.monotonic(), time.time())
+                conn._aws_keepalive_idle_since = idle.stamp()
         except Exception as error:
             diagnostics.report_once("put_conn", "connection bookkeeping failed: %r" % (error,))
         return original(self, conn, *args, **kwargs)

@@ -389,7 +389,7 @@ def test_kernel_clock_that_missed_the_gap_is_not_trusted():
     """keepalive_answered_s gives the last-ACK age, but None when the kernel saw less idle time."""
     import socket
 
-    from aws_keepalive.patch import keepalive_answered_s
+    from aws_keepalive.idle import keepalive_answered_s
 
     listener = socket.create_server(("127.0.0.1", 0))
     client = socket.create_connection(listener.getsockname())
