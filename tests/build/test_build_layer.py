@@ -68,6 +68,20 @@ def test_hook_files_are_shipped_as_in_the_source(layer):
                 assert archive.read("python/" + relative) == handle.read(), relative
 
 
+def test_layer_carries_the_hooks_dist_info_with_the_otel_entry_point(opt):
+    """importlib.metadata finds aws-python-keepalive (the hook's version) and its OTel entry point in python/."""
+    import importlib.metadata
+
+    import build_wheel
+
+    (distribution,) = [d for d in importlib.metadata.distributions(path=[os.path.join(opt, "python")])
+                       if d.metadata["Name"] == "aws-python-keepalive"]
+    assert distribution.version == build_wheel.source_version(os.path.join(REPO, "layer"))
+    assert "Requires-Dist" not in distribution.read_text("METADATA")
+    (entry_point,) = distribution.entry_points.select(group="opentelemetry_pre_instrument")
+    assert (entry_point.name, entry_point.value) == ("aws_keepalive", "aws_keepalive:opentelemetry_pre_instrument")
+
+
 def test_every_module_has_unchecked_hash_bytecode_for_each_cpython(layer):
     """Each .py has a .pyc per CPython on this machine, hash-based and never checked against the source."""
     minors = sorted(interpreters())
