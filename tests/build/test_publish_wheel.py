@@ -125,6 +125,7 @@ def test_wrong_token_is_refused_and_nothing_is_published(index, tmp_path):
     """A token the index does not accept: make fails, the index still has no file."""
     completed = make_publish_wheel(tmp_path / "build", INDEX_URL=index + "/", TOKEN="not-the-token")
     assert completed.returncode != 0
+    assert "403 Forbidden" in completed.stdout + completed.stderr, completed.stdout + completed.stderr
     assert served_files(index) == []
 
 
