@@ -190,7 +190,6 @@ publish-wheel: wheel $(WHEEL_TOOLS_PY)
 # The wheel tests (tests/build/test_wheel.py, test_publish_wheel.py) get their tools from here; the
 # stand-in runtime venv runs the bundled-wheel function.
 test-build: $(WHEEL_TOOLS_PY) $(PYPISERVER_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
-test-build: export AWS_KEEPALIVE_WHEEL_TOOLS := $(CURDIR)/$(WHEEL_TOOLS_PY)
 test-build: export AWS_KEEPALIVE_PYPISERVER := $(CURDIR)/$(VENV)/pypiserver/bin/pypi-server
 
 lock-wheel: | $(UV)

@@ -245,10 +245,10 @@ def test_bundled_and_the_layer_activate_once(task_install, opt):
     assert not [line for line in lines if " WARN " in line], lines
 
 
-@pytest.mark.parametrize("switch", ["1", None], ids=["on", "off"])
-def test_installed_in_a_venv_any_python_process(switch, wheel, tmp_path):
-    """In a venv's site-packages with botocore, a plain `python script.py` is on (60/10/3) or untouched."""
-    venv = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def venv_python(wheel, tmp_path_factory):
+    """A venv holding the layer's pinned botocore and the wheel, both installed by uv: its python."""
+    venv = tmp_path_factory.mktemp("venv")
     tools_env = env(UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
     subprocess.run([UV, "venv", "-q", "--python", str(base_python("3.12")), str(venv)], check=True, env=tools_env)
     python = str(venv / "bin" / "python")
@@ -256,16 +256,20 @@ def test_installed_in_a_venv_any_python_process(switch, wheel, tmp_path):
                     "-r", os.path.join(REPO, "layer", "requirements.txt")], check=True, env=tools_env)
     subprocess.run([UV, "pip", "install", "-q", "--python", python, "--no-deps", "--offline", wheel[0]],
                    check=True, env=tools_env)
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "wheel_probe.py").write_text(HANDLER)
-    shutil.copy(KEEPALIVE_PROBE, work)
+    return python
+
+
+@pytest.mark.parametrize("switch", ["1", None], ids=["on", "off"])
+def test_installed_in_a_venv_any_python_process(switch, venv_python, tmp_path):
+    """In a venv's site-packages with botocore, a plain `python script.py` is on (60/10/3) or untouched."""
+    (tmp_path / "wheel_probe.py").write_text(HANDLER)
+    shutil.copy(KEEPALIVE_PROBE, tmp_path)
     variables = {"AWS_PYTHON_KEEPALIVE": switch} if switch else {}
-    completed = subprocess.run([python, "wheel_probe.py"], cwd=str(work), capture_output=True, text=True,
+    completed = subprocess.run([venv_python, "wheel_probe.py"], cwd=str(tmp_path), capture_output=True, text=True,
                                env=env(**variables))
     assert completed.returncode == 0, completed.stderr
     result = json.loads(completed.stdout)
-    assert "site-packages" in result["hook"]
+    assert os.sep + "site-packages" + os.sep in result["hook"]
     assert result["sockets"]
     for options in result["sockets"]:
         if switch:
