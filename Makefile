@@ -225,13 +225,13 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # (targets: measure-async, bench-throughput, lock-async)
 # lab/async-requirements.txt pins the newest aiobotocore with the botocore it pins and a matching
 # boto3. The stand-in functions bundle it in their task folder (lab/async_patterns.py makes it on
-# first use); the throughput bench runs on a venv of it (.venv/bench).
+# first use). The throughput bench runs on .venv/bench: lab/bench-requirements.txt (the same
+# clients plus trustme for the TLS front). test-lab needs both (the line after lock-async).
 BENCH_PY := $(VENV)/bench/bin/python
-$(BENCH_PY): lab/async-requirements.txt lab/demo-requirements.txt | $(UV)
+$(BENCH_PY): lab/bench-requirements.txt | $(UV)
 	rm -rf $(VENV)/bench
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/bench
-	$(UV) pip install -q --python $@ --require-hashes -r lab/async-requirements.txt
-	$(UV) pip install -q --python $@ --require-hashes --no-deps -r lab/demo-requirements.txt
+	$(UV) pip install -q --python $@ --require-hashes -r lab/bench-requirements.txt
 	touch $@
 
 # Client patterns of async functions: new connections per invocation and p50 (prints a table; root).
@@ -252,6 +252,9 @@ bench-throughput: lab-deps $(BENCH_PY)
 lock-async: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/async-requirements.in \
 	  -o lab/async-requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/bench-requirements.in \
+	  -o lab/bench-requirements.txt
+test-lab: $(BENCH_PY)
 
 # --- locks ------------------------------------------------------------------------------------
 .PHONY: lock

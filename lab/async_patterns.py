@@ -119,7 +119,8 @@ def run_counted(fn, network, n: int, gap_s: float) -> list[dict]:
             sleep_until(time.monotonic() + gap_s)
         before = network.netem.accepted
         record = fn.invoke({})
-        error = None if record.ok else str(record.outcome.body)[:160]
+        body = record.outcome.body
+        error = None if record.ok else str(body.get("errorMessage", body) if isinstance(body, dict) else body)
         rows.append({"ok": record.ok, "error": error, "ms": record.duration_ms,
                      "new_connections": network.netem.accepted - before,
                      "attempts": record.counters["attempts"], "retries": record.counters["retries"]})
@@ -160,7 +161,7 @@ def format_table(results: list[dict]) -> str:
         new = "-" if r["new_per_warm_invocation"] is None else "%.2f" % r["new_per_warm_invocation"]
         p50 = "-" if r["p50_ms"] is None else "%.1f" % r["p50_ms"]
         lines.append("%-27s %5d %5d %18s %8s  %s" % (r["pattern"], r["invocations"], r["ok"], new, p50,
-                                                     r["first_error"][:60]))
+                                                     r["first_error"][-70:]))
     return "\n".join(lines)
 
 
