@@ -31,6 +31,7 @@ import argparse
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -127,6 +128,14 @@ def run_counted(fn, network, n: int, gap_s: float) -> list[dict]:
     return rows
 
 
+def short_error(message: str) -> str:
+    """An error message without its ``<object reprs>``: aiohttp's loop errors nest several."""
+    previous = None
+    while previous != message:
+        previous, message = message, re.sub(r"<[^<>]*>", "", message)
+    return " ".join(message.split())
+
+
 def summarize(name: str, rows: list[dict]) -> dict:
     """One table row: invocations ok, new connections per warm invocation (all but the first), p50."""
     warm = rows[1:]
@@ -135,7 +144,7 @@ def summarize(name: str, rows: list[dict]) -> dict:
     return {"pattern": name, "invocations": len(rows), "ok": sum(r["ok"] for r in rows),
             "new_per_warm_invocation": (sum(r["new_connections"] for r in warm) / len(warm)) if warm else None,
             "p50_ms": statistics.median(durations) if durations else None,
-            "first_error": errors[0] if errors else ""}
+            "first_error": short_error(errors[0]) if errors else ""}
 
 
 def measure(n: int, rtt_ms: float, gap_s: float, minor: str = "3.12") -> list[dict]:
@@ -161,7 +170,7 @@ def format_table(results: list[dict]) -> str:
         new = "-" if r["new_per_warm_invocation"] is None else "%.2f" % r["new_per_warm_invocation"]
         p50 = "-" if r["p50_ms"] is None else "%.1f" % r["p50_ms"]
         lines.append("%-27s %5d %5d %18s %8s  %s" % (r["pattern"], r["invocations"], r["ok"], new, p50,
-                                                     r["first_error"][-70:]))
+                                                     r["first_error"][-75:]))
     return "\n".join(lines)
 
 
