@@ -249,6 +249,7 @@ bench-throughput: lab-deps $(BENCH_PY)
 	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
 	  --concurrency $(BENCH_CONCURRENCY) --json $(BUILD_DIR)/bench-throughput.json
 
+.PHONY: lock-async
 lock-async: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/async-requirements.in \
 	  -o lab/async-requirements.txt

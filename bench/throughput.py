@@ -136,7 +136,6 @@ def main(argv=None):
     p.add_argument("--rtt-ms", type=float, default=4.0)
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--json", default=os.path.join(REPO, "build", "bench-throughput.json"))
-    p.add_argument("--only", action="append", help="run only these configurations (repeatable)")
     args = p.parse_args(argv)
     from lab.dynamodb import DynamoDBLocal
     from lab.function_net import create_table
@@ -146,8 +145,6 @@ def main(argv=None):
     with DynamoDBLocal() as ddb:
         create_table(ddb, TABLE)
         for name, worker_name, layer_on, networked in PLAN:
-            if args.only and name not in args.only:
-                continue
             started = time.monotonic()
             row, out = run_configuration(ddb, name, worker_name, layer_on, networked, args)
             rows.append(row)
