@@ -9,7 +9,6 @@ met the NAT's reset (aiobotocore logs its attempts and retries through botocore'
 lab_observe counts). New connections: the function's Netem's accepted count (aiohttp logs none).
 """
 
-import os
 import statistics
 
 import pytest
@@ -53,34 +52,25 @@ def _p50(records):
     return statistics.median(r.duration_ms for r in records[1:])
 
 
-def test_without_the_layer_every_gap_meets_a_reset(built_layer, networks, async_task):
-    """No layer and layer present but switched off: after every gap longer than the NAT timeout the
-    put's first attempt meets the NAT's reset and aiobotocore retries (the invocation still succeeds)."""
-    off_net, none_net = networks("reset", 2)
-    (off, off_accepted), (none, none_accepted) = side_by_side(
+def test_layer_on_no_reset_off_and_none_reset_after_every_gap(built_layer, networks, async_task):
+    """Layer on (timers scaled to the NAT): the pooled aiohttp connection crosses both gaps, kept by
+    keep-alive probes: 0 resets, 0 retries, Netem accepted only the warm-up's connection. No layer,
+    and layer present but switched off: after every gap the put's first attempt meets the NAT's
+    reset and aiobotocore retries on a new connection (the invocation still succeeds)."""
+    on_net, off_net, none_net = networks("reset", 3)
+    (on, on_accepted), (off, off_accepted), (none, none_accepted) = side_by_side(
+        lambda: _gap_run(on_net, async_task, built_layer, ON),
         lambda: _gap_run(off_net, async_task, built_layer, {}),
         lambda: _gap_run(none_net, async_task, None, {}))
-    show("async-off", off, off_accepted), show("async-none", none, none_accepted)
-    print("p50 after a gap: off %.1f ms, none %.1f ms" % (_p50(off), _p50(none)))
-    assert all(r.ok for r in off + none)
-    assert all(r.gap_s > NAT_TIMEOUT + 1 for r in off[1:] + none[1:])
+    show("async-on", on, on_accepted), show("async-off", off, off_accepted)
+    show("async-none", none, none_accepted)
+    print("p50 after a gap: on %.1f ms, off %.1f ms, none %.1f ms" % (_p50(on), _p50(off), _p50(none)))
+    assert all(r.ok for r in on + off + none)
+    assert all(r.gap_s > NAT_TIMEOUT + 1 for r in on[1:] + off[1:] + none[1:])
+    assert sum(_resets(r) for r in on) == 0 and sum(r.counters["retries"] for r in on) == 0
+    assert on_accepted == 1
     for records, accepted in ((off, off_accepted), (none, none_accepted)):
         assert _resets(records[0]) == 0 and records[0].counters["retries"] == 0  # the warm-up is clean
         for r in records[1:]:
             assert _resets(r) >= 1 and r.counters["retries"] >= 1, r.counters
         assert accepted >= 3  # the warm-up's connection plus at least one new one after each gap
-
-
-def test_with_the_layer_no_reset_no_retry_no_new_connection(built_layer, networks, async_task):
-    """Layer on (timers scaled to the NAT): the pooled aiohttp connection crosses both gaps, kept by
-    keep-alive probes: 0 resets, 0 retries, and Netem accepted only the warm-up's connection."""
-    if not os.path.exists(os.path.join(str(built_layer), "python", "aws_keepalive", "aio.py")):
-        pytest.skip("the built layer has no aiobotocore patch (aws_keepalive/aio.py, issue 8 part 1)")
-    (on_net,) = networks("reset", 1)
-    on, accepted = _gap_run(on_net, async_task, built_layer, ON)
-    show("async-on", on, accepted)
-    print("p50 after a gap: on %.1f ms" % _p50(on))
-    assert all(r.ok for r in on)
-    assert all(r.gap_s > NAT_TIMEOUT + 1 for r in on[1:])
-    assert sum(_resets(r) for r in on) == 0 and sum(r.counters["retries"] for r in on) == 0
-    assert accepted == 1
