@@ -256,6 +256,42 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 	@$(VENV)/test-3.12/bin/python -m pytest -q -rs -p no:cacheprovider tests/lab || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
+# --- async clients and throughput (issue 8, parts 3-4) ------------------------------------------
+# (targets: measure-async, bench-throughput, lock-async)
+# lab/async-requirements.txt pins the newest aiobotocore with the botocore it pins and a matching
+# boto3. The stand-in functions bundle it in their task folder (lab/async_patterns.py makes it on
+# first use). The throughput bench runs on .venv/bench: lab/bench-requirements.txt (the same
+# clients plus trustme for the TLS front). test-lab needs both (the line after lock-async).
+BENCH_PY := $(VENV)/bench/bin/python
+$(BENCH_PY): lab/bench-requirements.txt | $(UV)
+	rm -rf $(VENV)/bench
+	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/bench
+	$(UV) pip install -q --python $@ --require-hashes -r lab/bench-requirements.txt
+	touch $@
+
+# Client patterns of async functions: new connections per invocation and p50 (prints a table; root).
+.PHONY: measure-async
+measure-async: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256
+	$(VENV)/test-3.12/bin/python -m lab.async_patterns
+
+# Sequential / threads / aiobotocore PutItem throughput against DynamoDB Local over TLS behind Netem;
+# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY.
+BENCH_N ?= 2000
+BENCH_RTT_MS ?= 4
+BENCH_CONCURRENCY ?= 32
+.PHONY: bench-throughput
+bench-throughput: lab-deps $(BENCH_PY)
+	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
+	  --concurrency $(BENCH_CONCURRENCY) --json $(BUILD_DIR)/bench-throughput.json
+
+.PHONY: lock-async
+lock-async: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/async-requirements.in \
+	  -o lab/async-requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/bench-requirements.in \
+	  -o lab/bench-requirements.txt
+test-lab: $(BENCH_PY)
+
 # --- locks ------------------------------------------------------------------------------------
 .PHONY: lock
 lock: | $(UV)
@@ -270,7 +306,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async
 
 .PHONY: clean
 clean:
