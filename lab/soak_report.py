@@ -118,7 +118,7 @@ TABLE_COLUMNS = [
     ("failed_puts", "failed", "%d"), ("lost_items", "lost", "%d"), ("duplicated_items", "dup", "%d"),
     ("retries", "retries", "%d"), ("retries_outside_restarts", "outside restarts", "%d"),
     ("hangs", "hangs>1s", "%d"), ("resets", "resets", "%d"),
-    ("new_connections_per_invocation", "new conn/inv", "%.2f"), ("pool_discards", "discards", "%d"),
+    ("tcp_connects_per_invocation", "new conn/inv", "%.2f"), ("pool_discards", "discards", "%d"),
     ("rss_growth_pct", "RSS %", "%+.1f"), ("fd_growth", "fds", "%+d"),
     ("bookkeeping_max_stamped", "tracked max", "%s"),
 ]
