@@ -170,7 +170,8 @@ def audit(backend: Backend, prefixes: dict) -> dict:
     raise RuntimeError("audit: scan did not end")
 
 
-def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=print) -> dict:
+def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=print,
+             configurations: tuple = tuple(CONFIGURATIONS)) -> dict:
     """The whole soak; returns the raw data (see lab.soak_report.build_report)."""
     timers = scaled_timers(nat_timeout)
     rounds = schedule(seed, duration_s, nat_timeout)
@@ -181,11 +182,11 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
            "endpoint_idle_s": ENDPOINT_IDLE_T * nat_timeout, "invocations": [], "warm_up": [],
            "restarts": [], "modes": [], "rounds": []}
     run_id = "%d-%d" % (seed, int(time.time()))
-    prefixes = {c.name: "%s/%s/" % (run_id, c.name) for c in CONFIGURATIONS}
+    prefixes = {c.name: "%s/%s/" % (run_id, c.name) for c in configurations}
     try:
         backend.start()
         create_table(backend, TABLE)
-        for config in CONFIGURATIONS:
+        for config in configurations:
             network = FunctionNetwork(backend, nat_timeout=nat_timeout, mode=rounds[0].nat_mode).start()
             networks[config.name] = network
             network.netem.idle_timeout = ENDPOINT_IDLE_T * nat_timeout
@@ -200,7 +201,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
         started = time.time()
         raw["started"] = started
         last_end = {}
-        for config in CONFIGURATIONS:
+        for config in configurations:
             network, fn = networks[config.name], functions[config.name]
             before = network.netem.accepted
             record = fn.invoke(dict(WARM_UP, prefix=prefixes[config.name] + "warm"), 120.0)
@@ -227,7 +228,8 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
                 raw["restarts"].append({"kind": chaos.restart, "t": began, "back": back})
                 log("  round %d: restarted %s (%.1f s)" % (chaos.index, chaos.restart, back - began))
             sleep_until(gap_start + chaos.gap_s)
-            order = CONFIGURATIONS[chaos.index % 3:] + CONFIGURATIONS[:chaos.index % 3]
+            turn = chaos.index % len(configurations)
+            order = configurations[turn:] + configurations[:turn]
             for config in order:
                 network, fn = networks[config.name], functions[config.name]
                 if config.no_packets:
