@@ -60,6 +60,7 @@ class Configuration:
     name: str
     layer: bool
     no_packets: bool
+    workload: str = "threads"
 
 
 CONFIGURATIONS = [
@@ -67,9 +68,22 @@ CONFIGURATIONS = [
     Configuration("layer-on", layer=True, no_packets=False),
     Configuration("layer-on-nopkt", layer=True, no_packets=True),
 ]
-# An aiobotocore variant goes here once the layer supports async clients (layer/aws_keepalive/
-# aio.py): a Configuration whose handler is an async twin of soak_threads.handler.
-WORKLOADS = {"threads": "soak_threads.handler"}
+# The aiobotocore variant (``--aio``): the same rounds through soak_aio.handler, concurrent tasks
+# instead of threads, in a task folder that also holds aiobotocore (``--aio-task``).
+AIO_CONFIGURATIONS = [
+    Configuration("no-layer-aio", layer=False, no_packets=False, workload="aio"),
+    Configuration("layer-on-aio", layer=True, no_packets=False, workload="aio"),
+]
+# workload -> handler; the task folder is lab/soak_task, or the aio task folder for "aio".
+WORKLOADS = {"threads": "soak_threads.handler", "aio": "soak_aio.handler"}
+
+
+def aio_task(folder: Path) -> Path:
+    """The aio task folder: aiobotocore installed there (make soak AIO=1) plus soak_aio.py."""
+    if not (folder / "aiobotocore").is_dir():
+        raise RuntimeError("%s holds no aiobotocore: make soak AIO=1 installs it" % folder)
+    shutil.copy2(TASK / "soak_aio.py", folder / "soak_aio.py")
+    return folder
 
 
 class PersistentDynamoDB(DynamoDBLocal):
@@ -171,7 +185,7 @@ def audit(backend: Backend, prefixes: dict) -> dict:
 
 
 def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=print,
-             configurations: tuple = tuple(CONFIGURATIONS)) -> dict:
+             configurations: tuple = tuple(CONFIGURATIONS), tasks: Optional[dict] = None) -> dict:
     """The whole soak; returns the raw data (see lab.soak_report.build_report)."""
     timers = scaled_timers(nat_timeout)
     rounds = schedule(seed, duration_s, nat_timeout)
@@ -192,7 +206,8 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             network.netem.idle_timeout = ENDPOINT_IDLE_T * nat_timeout
             network.netem.idle_action = "fin"
             env = keepalive_env(on=config.layer, **timers, debug=False)
-            fn = network.function(TASK, WORKLOADS["threads"], table=TABLE, python=PYTHON,
+            task = (tasks or {}).get(config.workload, TASK)
+            fn = network.function(task, WORKLOADS[config.workload], table=TABLE, python=PYTHON,
                                   opt=opt if config.layer else None, env=env)
             functions[config.name] = fn.start()
         log("Soak: %d s, seed %d, NAT timeout T=%d s (350 s scaled), endpoint closes idle "
@@ -284,6 +299,9 @@ def parse_args(argv):
     p.add_argument("--json", default=str(REPO / "build" / "soak.json"))
     p.add_argument("--raw", default=str(REPO / "build" / "soak-raw.json"))
     p.add_argument("--png", default=str(REPO / "build" / "soak.png"), help="'' for no plot")
+    p.add_argument("--aio", action="store_true", help="also the aiobotocore variant")
+    p.add_argument("--aio-task", default=str(REPO / "build" / "soak-aio-task"),
+                   help="folder holding aiobotocore (make soak AIO=1 fills it)")
     return p.parse_args(argv)
 
 
@@ -301,8 +319,11 @@ def main(argv=None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="lab-soak-opt-"))
     try:
         opt = extract_layer(args.zip, workdir / "opt")
+        configurations = CONFIGURATIONS + (AIO_CONFIGURATIONS if args.aio else [])
+        tasks = {"aio": aio_task(Path(args.aio_task))} if args.aio else {}
         raw = run_soak(duration_s=args.duration, seed=seed, nat_timeout=args.nat_timeout, opt=opt,
-                       log=lambda line: print(line, flush=True))
+                       log=lambda line: print(line, flush=True),
+                       configurations=tuple(configurations), tasks=tasks)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report = build_report(raw)
