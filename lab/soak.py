@@ -156,7 +156,7 @@ class Backend:
 
 def invocation_record(config: Configuration, round_index: int, record, gap_s, accepted: int) -> dict:
     """What the report needs from one invocation, as plain data (JSON-able)."""
-    return {"configuration": config.name, "round": round_index, "ok": record.ok,
+    return {"configuration": config.name, "workload": config.workload, "round": round_index, "ok": record.ok,
             "error": None if record.ok else str(record.outcome.body)[:300],
             "gap_s": gap_s, "duration_ms": record.duration_ms,
             "result": record.result if record.ok else None,

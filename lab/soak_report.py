@@ -16,7 +16,7 @@ Definitions:
   restart ended at most ``NEAR_RESTART_S`` before the put started, or during the put;
 * hang: a put (UpdateItem) that took more than ``HANG_MS``;
 * resets: attempts that got no HTTP response (reset, closed, timed out; lab_observe's
-  connection_errors);
+  connection_errors); None for the aiobotocore variant, whose responses urllib3 does not log;
 * RSS and fds: read by the function itself after each invocation; growth from the end of the
   warm-up invocation (64 puts over 32 threads: the pool at its largest) to the last invocation.
 """
@@ -83,6 +83,10 @@ def summarize(name: str, invocations: list, warm_up: dict, restarts: list, audit
            "retries_outside_restarts": retries_outside, "hangs": hangs,
            "rss_growth_pct": rss_growth, "fd_growth": fd_growth}
     n = max(1, len(invocations))
+    # lab_observe reads urllib3's log for HTTP responses; aiohttp writes none, so an aio
+    # invocation's "attempts without a response" would count every attempt.
+    if any(inv.get("workload") == "aio" for inv in invocations):
+        resets = None
     details = {"duplicated_outside_restarts": len(duplicated_outside), "resets": resets,
                "new_connections_per_invocation": round(new_connections / n, 2),
                "tcp_connects_per_invocation": round(tcp_connects / n, 2), "pool_discards": discards,
