@@ -64,3 +64,11 @@ def test_report_rows_have_exactly_the_issues_fields():
     assert [row["configuration"] for row in report["rows"]] == ["no-layer", "layer-on"]
     lines = table_lines(report)
     assert len(lines) == 4 and lines[2].startswith("| no-layer | 1 | 1 | 0 |")
+
+
+def test_resets_not_reported_for_the_aio_variant():
+    """aiohttp logs no responses for lab_observe to count: resets are n/a there, not 'every attempt'."""
+    aio = dict(invocation([put("a", 150.0)]), workload="aio")
+    aio["counters"] = {"connection_errors": 7, "new_connections": 0}
+    _, details = summarize("layer-on-aio", [aio], invocation([]), [], {"a": 1})
+    assert details["resets"] is None
