@@ -31,6 +31,7 @@ OLD_PYTHON := $(call python_for,3.9)
 .PHONY: help
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
+	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one); prints sha256 and sizes"
 	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
@@ -249,6 +250,33 @@ lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
 	  lab/demo-requirements.in -o lab/demo-requirements.txt
 
+# make soak [DURATION=300] [SEED=n]: the fault soak (issue 10; ~DURATION + 1 min, needs root): no
+# layer / layer on / layer on with no packet leaving the frozen env, random gaps, NAT reset/drop,
+# TLS front and DynamoDB Local restarts, 1-64 puts over 1-32 threads. Prints the table, writes
+# build/soak.json, build/soak-raw.json and build/soak.png. Not part of `make test` (its 60 s
+# version is: tests/lab/test_soak.py).
+# AIO=1 adds the aiobotocore variant (two more configurations; aiobotocore from
+# lab/soak-aio-requirements.txt installed into the function's task folder).
+DURATION ?= 300
+SEED ?=
+AIO ?= 0
+SOAK_AIO_TASK := $(BUILD_DIR)/soak-aio-task
+.PHONY: soak lock-soak-aio
+soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256 $(if $(filter 1,$(AIO)),$(SOAK_AIO_TASK)/.done)
+	$(DEMO_PY) -m lab.soak --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
+	  --json $(BUILD_DIR)/soak.json --raw $(BUILD_DIR)/soak-raw.json --png $(BUILD_DIR)/soak.png \
+	  $(if $(filter 1,$(AIO)),--aio --aio-task $(SOAK_AIO_TASK))
+
+$(SOAK_AIO_TASK)/.done: lab/soak-aio-requirements.txt $(VENV)/lambda-3.12/.lab-lock-sha256 | $(UV)
+	rm -rf $(SOAK_AIO_TASK)
+	$(UV) pip install -q --target $(SOAK_AIO_TASK) --python $(VENV)/lambda-3.12/bin/python \
+	  --require-hashes -r lab/soak-aio-requirements.txt
+	touch $@
+
+lock-soak-aio: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/soak-aio-requirements.in \
+	  -o lab/soak-aio-requirements.txt
+
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.
 .PHONY: test-lab
@@ -306,7 +334,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-soak-aio
 
 .PHONY: clean
 clean:

@@ -216,9 +216,12 @@ def _before_use(pool, conn, opened_before, max_idle_s):
     with _checked_out_lock:
         others_checked_out = getattr(pool, "_aws_keepalive_checked_out", 0)
         pool._aws_keepalive_checked_out = others_checked_out + 1
-    if pool.num_connections > opened_before:
-        # urllib3 made a new connection object: the pool's first, or one beside connections
-        # that other threads hold, or the replacement of one discarded after an error.
+    if getattr(conn, "_aws_keepalive_idle_since", None) is None:
+        # Never went back to the pool, so urllib3 made it just now: the pool's first, or one
+        # beside connections that other threads hold, or the replacement of one discarded after
+        # an error.  Decided from the connection's own stamp, not from the pool's count: another
+        # thread may open a connection (and grow the count) while this one takes a stale pooled
+        # connection, which must still get the max-idle check below (found by the fault soak).
         if opened_before == 0:
             conn._aws_keepalive_reason = "first use"
         elif others_checked_out:

@@ -407,3 +407,52 @@ def test_kernel_clock_that_missed_the_gap_is_not_trusted():
     finally:
         for sock in (client, peer, listener):
             sock.close()
+
+
+def test_max_idle_checked_while_other_threads_open_connections(run_function, server):
+    """A stale pooled connection is replaced even when another thread opens a connection meanwhile.
+
+    Found by the fault soak: the layer took "the pool's connection count grew during _get_conn"
+    to mean "this thread got a new connection", so a thread that took a stale pooled connection
+    while another thread opened one skipped the max-idle check and reused a dead flow.
+    """
+    source = """
+        import threading
+        import time
+        import boto3
+
+        def handler(event, context):
+            client = boto3.client("dynamodb", endpoint_url=event["url"])
+            client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            time.sleep(1.3)
+            manager = client._endpoint.http_session._manager
+            (pool,) = [manager.pools[key] for key in list(manager.pools.keys())]
+            queue_get = pool.pool.get
+            interleaved = []
+
+            def other_thread_opens_a_connection():
+                conn = pool._get_conn()
+                pool._put_conn(conn)
+
+            def get_then_let_another_thread_open(*args, **kwargs):
+                conn = queue_get(*args, **kwargs)
+                if not interleaved:
+                    # This thread holds the stale connection; before it returns from _get_conn,
+                    # another thread opens a new one (the pool's count grows by one).
+                    interleaved.append(conn)
+                    other = threading.Thread(target=other_thread_opens_a_connection)
+                    other.start()
+                    other.join(10)
+                return conn
+
+            pool.pool.get = get_then_let_another_thread_open
+            response = client.put_item(TableName="table", Item={"pk": {"S": "2"}})
+            return {"interleaved": interleaved[0] is not None,
+                    "retries": response["ResponseMetadata"]["RetryAttempts"]}
+    """
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = run_function(source, env=env, event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result == {"interleaved": True, "retries": 0}
+    assert [line for line in run.layer_lines if "(max idle)" in line], run.stderr
+    assert (server.connections, server.requests) == (2, 2)

@@ -1,0 +1,350 @@
+"""``make soak``: one function under random faults for minutes, without the layer, with it, and with
+it when no packet leaves the frozen environment; every put checked, leaks looked for.
+
+What runs (everything on this machine):
+
+* DynamoDB Local with its database on /dev/shm (``-dbPath``: a restart keeps the items, so the
+  final audit can find lost or doubled ones) behind the lab's TLS front, whose CA and port survive
+  its own restarts.
+* Per configuration its own network (lab.function_net): a NAT namespace whose idle timeout T is
+  the scaled-down 350 s, and a Netem hop that also plays the endpoint closing idle connections
+  itself (a FIN after ``ENDPOINT_IDLE_T`` x T, as DynamoDB Local does after 30 s and S3 is said
+  to after ~20 s).
+* Per configuration one execution environment (lab.lambda_env, CPython 3.12) running
+  lab/soak_task/soak_threads.py: each invocation 1-64 checked puts over 1-32 threads on one
+  module-level client.
+* Rounds from lab.soak_chaos (one seed, the same for every configuration): an idle gap of
+  0.1 T - 3 T with every environment frozen, the NAT mode switching between reset and silent drop,
+  the TLS front or DynamoDB Local restarted during some gaps, then one invocation per
+  configuration, one after the other (never side by side: 2 cores, and a put slowed by CPU
+  contention would look like a hang). The order rotates every round.
+* After the deadline, an audit of the whole table, then the report (lab.soak_report) and the plot
+  (lab.soak_plot, when matplotlib is there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from lab import nat
+from lab.driver import sleep_until
+from lab.dynamodb import MAIN_CLASS, DynamoDBLocal, ensure_jars, free_port
+from lab.function_net import FunctionNetwork, create_table, keepalive_env, lab_client, scaled_timers
+from lab.lambda_env import extract_layer, runtime_python
+from lab.soak_chaos import schedule
+from lab.tls_front import TLSFront
+
+REPO = Path(__file__).resolve().parents[1]
+TASK = REPO / "lab" / "soak_task"
+TABLE = "soak"
+PYTHON = "3.12"
+# The endpoint closes a connection idle for this many NAT timeouts: gaps between T and this meet
+# only the NAT's verdict, longer ones the endpoint's FIN as well (if the NAT still passes it).
+ENDPOINT_IDLE_T = 2.5
+WARM_UP = {"puts": 64, "threads": 32}  # fills the pool before RSS and fds are taken as baseline
+
+
+@dataclass
+class Configuration:
+    name: str
+    layer: bool
+    no_packets: bool
+    workload: str = "threads"
+
+
+CONFIGURATIONS = [
+    Configuration("no-layer", layer=False, no_packets=False),
+    Configuration("layer-on", layer=True, no_packets=False),
+    Configuration("layer-on-nopkt", layer=True, no_packets=True),
+]
+# The aiobotocore variant (``--aio``): the same rounds through soak_aio.handler, concurrent tasks
+# instead of threads, in a task folder that also holds aiobotocore (``--aio-task``).
+AIO_CONFIGURATIONS = [
+    Configuration("no-layer-aio", layer=False, no_packets=False, workload="aio"),
+    Configuration("layer-on-aio", layer=True, no_packets=False, workload="aio"),
+]
+# workload -> handler; the task folder is lab/soak_task, or the aio task folder for "aio".
+WORKLOADS = {"threads": "soak_threads.handler", "aio": "soak_aio.handler"}
+
+
+def aio_task(folder: Path) -> Path:
+    """The aio task folder: aiobotocore installed there (make soak AIO=1) plus soak_aio.py."""
+    if not (folder / "aiobotocore").is_dir():
+        raise RuntimeError("%s holds no aiobotocore: make soak AIO=1 installs it" % folder)
+    shutil.copy2(TASK / "soak_aio.py", folder / "soak_aio.py")
+    return folder
+
+
+class PersistentDynamoDB(DynamoDBLocal):
+    """DynamoDB Local (no TLS) with its database in a folder, restartable on the same port."""
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(tls=False)
+        self.db_path = db_path
+
+    def start(self) -> "PersistentDynamoDB":
+        lib = ensure_jars(self.cache)
+        if self.port is None:
+            self.port = free_port()
+        self._log = tempfile.TemporaryFile(prefix="dynamodb-local-", suffix=".log")
+        self.proc = subprocess.Popen(
+            [self.java, "-cp", f"{lib}/*", MAIN_CLASS, "-dbPath", str(self.db_path),
+             "-port", str(self.port), "-disableTelemetry"],
+            cwd=str(lib.parent), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+
+class Backend:
+    """DynamoDB Local plus a TLS front, each restartable; shaped like DynamoDBLocal for
+    lab.function_net (``tls_address``, ``add_hostnames``, ``ca_bundle_path``, ``client_kwargs``)."""
+
+    def __init__(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="lab-soak-", dir="/dev/shm"))
+        (self.workdir / "db").mkdir()
+        self.jvm = PersistentDynamoDB(self.workdir / "db")
+        self.tls: Optional[TLSFront] = None
+
+    def start(self) -> "Backend":
+        self.jvm.start()
+        self.tls = TLSFront(("127.0.0.1", self.jvm.port), workdir=self.workdir / "tls").start()
+        return self
+
+    def stop(self) -> None:
+        if self.tls is not None:
+            self.tls.stop()
+        self.jvm.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def restart(self, kind: str) -> float:
+        """Restart the TLS front (same port, same CA) or the JVM (same port, same data); returns
+        the wall time at which it answers again."""
+        if kind == "tls":
+            port = self.tls.port
+            self.tls.stop()
+            self.tls.listen_port = port
+            self.tls.start()
+        else:
+            self.jvm.stop()
+            self.jvm.start()
+        return time.time()
+
+    tls_address = property(lambda self: self.tls.address)
+    ca_bundle_path = property(lambda self: self.tls.ca_bundle_path)
+
+    def add_hostnames(self, *names: str) -> None:
+        self.tls.add_hostnames(*names)
+
+    def client_kwargs(self) -> dict:
+        return {"endpoint_url": self.tls.url(), "verify": self.tls.ca_bundle_path}
+
+
+def invocation_record(config: Configuration, round_index: int, record, gap_s, accepted: int) -> dict:
+    """What the report needs from one invocation, as plain data (JSON-able)."""
+    return {"configuration": config.name, "workload": config.workload, "round": round_index, "ok": record.ok,
+            "error": None if record.ok else str(record.outcome.body)[:300],
+            "gap_s": gap_s, "duration_ms": record.duration_ms,
+            "result": record.result if record.ok else None,
+            "counters": {k: record.counters.get(k) for k in
+                         ("attempts", "retries", "new_connections", "connection_errors",
+                          "dropped_replaced")},
+            "tcp_connects": accepted}
+
+
+def audit(backend: Backend, prefixes: dict) -> dict:
+    """Every item of the table, by configuration: key -> counter (a full consistent scan)."""
+    client = lab_client(backend)
+    found: dict = {name: {} for name in prefixes}
+    kwargs = {"TableName": TABLE, "ConsistentRead": True}
+    for _ in range(100000):
+        page = client.scan(**kwargs)
+        for item in page["Items"]:
+            key = item["pk"]["S"]
+            for name, prefix in prefixes.items():
+                if key.startswith(prefix):
+                    found[name][key] = int(item["n"]["N"])
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    raise RuntimeError("audit: scan did not end")
+
+
+def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=print,
+             configurations: tuple = tuple(CONFIGURATIONS), tasks: Optional[dict] = None) -> dict:
+    """The whole soak; returns the raw data (see lab.soak_report.build_report)."""
+    timers = scaled_timers(nat_timeout)
+    rounds = schedule(seed, duration_s, nat_timeout)
+    backend = Backend()
+    networks: dict = {}
+    functions: dict = {}
+    raw = {"seed": seed, "duration_s": duration_s, "nat_timeout_s": nat_timeout, "timers": timers,
+           "endpoint_idle_s": ENDPOINT_IDLE_T * nat_timeout, "invocations": [], "warm_up": [],
+           "restarts": [], "modes": [], "rounds": []}
+    run_id = "%d-%d" % (seed, int(time.time()))
+    prefixes = {c.name: "%s/%s/" % (run_id, c.name) for c in configurations}
+    try:
+        backend.start()
+        create_table(backend, TABLE)
+        for config in configurations:
+            network = FunctionNetwork(backend, nat_timeout=nat_timeout, mode=rounds[0].nat_mode).start()
+            networks[config.name] = network
+            network.netem.idle_timeout = ENDPOINT_IDLE_T * nat_timeout
+            network.netem.idle_action = "fin"
+            env = keepalive_env(on=config.layer, **timers, debug=False)
+            task = (tasks or {}).get(config.workload, TASK)
+            fn = network.function(task, WORKLOADS[config.workload], table=TABLE, python=PYTHON,
+                                  opt=opt if config.layer else None, env=env)
+            functions[config.name] = fn.start()
+        log("Soak: %d s, seed %d, NAT timeout T=%d s (350 s scaled), endpoint closes idle "
+            "connections after %.1f s; layer timers %s" % (duration_s, seed, nat_timeout,
+                                                         ENDPOINT_IDLE_T * nat_timeout, timers))
+        started = time.time()
+        raw["started"] = started
+        last_end = {}
+        for config in configurations:
+            network, fn = networks[config.name], functions[config.name]
+            before = network.netem.accepted
+            record = fn.invoke(dict(WARM_UP, prefix=prefixes[config.name] + "warm"), 120.0)
+            raw["warm_up"].append(invocation_record(config, -1, record, None, network.netem.accepted - before))
+            if not record.ok:
+                raise RuntimeError("%s: warm-up failed: %s" % (config.name, record.outcome.body))
+            if config.no_packets:
+                network.nat.freeze()
+            last_end[config.name] = time.monotonic()
+        deadline = time.monotonic() + duration_s
+        gap_start = time.monotonic()
+        for chaos in rounds:
+            if time.monotonic() >= deadline:
+                break
+            raw["rounds"].append(chaos.as_dict())
+            for network in networks.values():
+                if network.nat.mode != chaos.nat_mode:
+                    network.nat.set_mode(chaos.nat_mode)
+            raw["modes"].append({"t": time.time(), "mode": chaos.nat_mode})
+            if chaos.restart:
+                sleep_until(gap_start + chaos.restart_at * chaos.gap_s)
+                began = time.time()
+                back = backend.restart(chaos.restart)
+                raw["restarts"].append({"kind": chaos.restart, "t": began, "back": back})
+                log("  round %d: restarted %s (%.1f s)" % (chaos.index, chaos.restart, back - began))
+            sleep_until(gap_start + chaos.gap_s)
+            turn = chaos.index % len(configurations)
+            order = configurations[turn:] + configurations[:turn]
+            for config in order:
+                network, fn = networks[config.name], functions[config.name]
+                if config.no_packets:
+                    network.nat.thaw()
+                begin = time.monotonic()
+                before = network.netem.accepted
+                event = {"prefix": "%s%d" % (prefixes[config.name], chaos.index),
+                         "puts": chaos.puts, "threads": chaos.threads}
+                record = fn.invoke(event, 120.0)
+                raw["invocations"].append(invocation_record(
+                    config, chaos.index, record, begin - last_end[config.name],
+                    network.netem.accepted - before))
+                if config.no_packets:
+                    network.nat.freeze()
+                last_end[config.name] = time.monotonic()
+            gap_start = time.monotonic()
+            done = [i for i in raw["invocations"] if i["round"] == chaos.index]
+            log("  round %d: gap %.1f s, %s, %d puts / %d threads: %s" % (
+                chaos.index, chaos.gap_s, chaos.nat_mode, chaos.puts, chaos.threads,
+                ", ".join("%s %s" % (i["configuration"], _summary(i)) for i in done)))
+        raw["ended"] = time.time()
+        for network in networks.values():
+            network.nat.thaw()
+        raw["audit"] = audit(backend, prefixes)
+        raw["prefixes"] = prefixes
+        raw["total_s"] = raw["ended"] - started
+        return raw
+    finally:
+        for fn in functions.values():
+            fn.stop()
+        for network in networks.values():
+            network.stop()
+        backend.stop()
+
+
+def _summary(invocation: dict) -> str:
+    if not invocation["ok"]:
+        return "FAILED"
+    puts = invocation["result"]["puts"]
+    bad = sum(1 for p in puts if p["error"] or p["n"] != 1)
+    retries = sum(p["retries"] for p in puts)
+    return "%.0f ms%s%s" % (invocation["duration_ms"], " %d bad" % bad if bad else "",
+                            " %d retries" % retries if retries else "")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--zip", default=str(REPO / "build" / "layer.zip"), help="the built layer")
+    p.add_argument("--duration", type=float, default=300.0, help="seconds of rounds (warm-up extra)")
+    p.add_argument("--seed", type=int, default=None, help="fault schedule seed (default: random)")
+    p.add_argument("--nat-timeout", type=int, default=4, help="T: NAT idle timeout, s (AWS: 350)")
+    p.add_argument("--json", default=str(REPO / "build" / "soak.json"))
+    p.add_argument("--raw", default=str(REPO / "build" / "soak-raw.json"))
+    p.add_argument("--png", default=str(REPO / "build" / "soak.png"), help="'' for no plot")
+    p.add_argument("--aio", action="store_true", help="also the aiobotocore variant")
+    p.add_argument("--aio-task", default=str(REPO / "build" / "soak-aio-task"),
+                   help="folder holding aiobotocore (make soak AIO=1 fills it)")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    from lab.soak_report import build_report, print_table
+
+    args = parse_args(argv)
+    reason = nat.unavailable_reason()
+    if reason:
+        print("make soak needs network namespaces: " + reason, file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
+    runtime_python(PYTHON)
+    workdir = Path(tempfile.mkdtemp(prefix="lab-soak-opt-"))
+    try:
+        opt = extract_layer(args.zip, workdir / "opt")
+        configurations = CONFIGURATIONS + (AIO_CONFIGURATIONS if args.aio else [])
+        tasks = {"aio": aio_task(Path(args.aio_task))} if args.aio else {}
+        raw = run_soak(duration_s=args.duration, seed=seed, nat_timeout=args.nat_timeout, opt=opt,
+                       log=lambda line: print(line, flush=True),
+                       configurations=tuple(configurations), tasks=tasks)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report = build_report(raw)
+    for path, data in ((args.raw, raw), (args.json, report)):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    print_table(report)
+    print("Wrote %s (raw data: %s)" % (args.json, args.raw))
+    if args.png:
+        try:
+            from lab.soak_plot import plot
+        except ImportError as error:
+            print("no plot (%s)" % error, file=sys.stderr)
+        else:
+            plot(raw, Path(args.png))
+            print("Plot: %s" % args.png)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
