@@ -308,6 +308,12 @@ class LambdaFunction:
         self.capture = OutputCapture({"stdout": self.proc.stdout, "stderr": self.proc.stderr})
         deadline = time.monotonic() + self.init_timeout
         while not self.api.wait_polls(1, 0.1):
+            if self.api.restore_waiting:  # SnapStart: init done, waiting for the snapshot
+                self.init_ms = (time.monotonic_ns() - started) / 1e6
+                self.init_lines = self.capture.drain()
+                if self.freeze_between:
+                    self.freeze()
+                return self
             if self.api.init_error is not None:
                 self.proc.wait(max(0.1, deadline - time.monotonic()))
                 self.init_lines = self.capture.drain()
@@ -323,6 +329,23 @@ class LambdaFunction:
         if self.freeze_between:
             self.freeze()
         return self
+
+    def restore(self, timeout: float = 10.0) -> list:
+        """SnapStart: after ``start()`` returned with the runtime blocked in ``restore/next`` (the
+        lab froze it: the snapshot), thaw it and answer, as a restore does; wait until the
+        after-restore hooks ran and the runtime waits for its first invocation. Returns the
+        output lines of the restore. Raises RuntimeError on a restore error or a timeout."""
+        if self.frozen:
+            self.thaw()
+        self.api.release_restore()
+        reached = self.api.wait_polls(1, timeout)
+        lines = self.capture.drain()
+        if self.api.restore_error is not None or not reached:
+            raise RuntimeError("restore failed (%s):\n%s" % (
+                self.api.restore_error, "\n".join(line.text for line in lines[-30:])))
+        if self.freeze_between:
+            self.freeze()
+        return lines
 
     def __enter__(self):
         return self.start()

@@ -298,6 +298,12 @@ table inet lab {{
         finally:
             self.thaw()
 
+    def forget_flows(self) -> None:
+        """Forget every tracked flow now (``conntrack -F`` in the namespace), as a restore from a
+        snapshot does: the restored environment's network path has never seen those flows, so
+        their next packet meets the ``mode`` rule (a reset, or silence)."""
+        _run(["ip", "netns", "exec", self.name, "conntrack", "-F"], check=False)
+
     # --- observing ----------------------------------------------------------------------------
     def flows(self) -> list[dict]:
         """conntrack's TCP entries in the namespace: state, seconds left, addresses, ports."""
