@@ -36,7 +36,7 @@ import time
 import zipfile
 
 # The hook's files, relative to the hook source folder (layer/).
-HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py")
+HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py", "usercustomize.py", "_aws_keepalive_site.py")
 # Where the layer's python/ folder is mounted on Lambda: recorded in every .pyc.
 RUNTIME_PREFIX = "/opt/python"
 # Folder names removed anywhere outside service-model data: never imported by a function.
