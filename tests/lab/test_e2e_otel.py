@@ -8,6 +8,8 @@ The layer here is the repo's layer/ folder plus the ``*.dist-info`` the built la
 entry_points.txt names ``aws_keepalive:opentelemetry_pre_instrument``), written by the fixture.
 """
 
+import glob
+import os
 import re
 import subprocess
 
@@ -15,8 +17,8 @@ import pytest
 
 from endpoint import Endpoint
 from lab import otel_layer
-from lab.lambda_env import LambdaFunction, hook_lines, layer_from_source
-from standin import write_task
+from lab.lambda_env import LambdaFunction, extract_layer, hook_lines, layer_from_source
+from standin import LAYER_ZIP, write_task
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
 BEHIND_OTEL = {"AWS_LAMBDA_EXEC_WRAPPER": otel_layer.EXEC_WRAPPER}
@@ -77,9 +79,9 @@ def keepalive_timers(pid, port):
     return timers
 
 
-def _run(tmp_path, endpoint, env, entry_point=True):
+def _run(tmp_path, endpoint, env, entry_point=True, opt=None):
     task = write_task(tmp_path / "task", fn=HANDLER)
-    opt = _opt(tmp_path / "opt", entry_point)
+    opt = opt or _opt(tmp_path / "opt", entry_point)
     env = dict(env, AWS_ENDPOINT_URL_DYNAMODB=endpoint.url, **BEHIND_OTEL)
     with LambdaFunction(task, "fn.handler", opt=opt, env=env) as fn:
         init = [line.text for line in fn.init_lines]
@@ -115,3 +117,16 @@ def test_behind_otel_switch_off_is_stock(tmp_path, endpoint):
     """Switch unset behind the wrapper: stock sockets (no SO_KEEPALIVE, so no timer), no hook line."""
     lines, timers = _run(tmp_path, endpoint, {"AWS_PYTHON_KEEPALIVE_DEBUG": "1"})
     assert lines == [] and timers == [None], (lines, timers)
+
+
+def test_behind_otel_the_built_zip_activates(tmp_path, endpoint):
+    """The zip as shipped (its own dist-info and entry point, its botocore) beside the OTel layer:
+    activated "via opentelemetry", the 60 s timer. Skipped while the build has no dist-info."""
+    if not os.path.exists(LAYER_ZIP):
+        pytest.skip("build/layer.zip missing (make test-lab builds it)")
+    opt = extract_layer(LAYER_ZIP, tmp_path / "opt")
+    if not glob.glob(str(opt / "python" / "aws_python_keepalive-*.dist-info" / "entry_points.txt")):
+        pytest.skip("build/layer.zip carries no aws_python_keepalive dist-info (the wheel/dist-info build)")
+    lines, timers = _run(tmp_path, endpoint, ON_DEBUG, opt=otel_layer.add_to(opt))
+    assert [line for line in lines if "on (via opentelemetry)" in line], lines
+    assert len(timers) == 1 and timers[0] is not None and timers[0] <= 60, timers
