@@ -4,6 +4,7 @@ The pipeline, one module per step:
 
     environment --> settings  (settings.py: parsed and validated once, at startup)
                 --> patch     (hook.py waits for botocore; patch.py: socket options, pool, idle;
+                               aio.py: the same for aiobotocore's aiohttp connector;
                                idle.py: when a pooled connection is stale, for every client family)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
 
@@ -87,6 +88,17 @@ def _activate(route):
     # Before the hook: the pool patch applies when restore hooks are registered (patch.apply).
     snapstart.register(os.environ)
     hook.install(patch_botocore)
+
+    def patch_aiobotocore(module):
+        try:
+            from aws_keepalive import aio
+
+            aio.apply(config)
+        except Exception as error:
+            _report_failure("aiobotocore patch", error)
+
+    # aiobotocore (and aioboto3 on top) sends through aiohttp, which patch.py does not reach.
+    hook.install(patch_aiobotocore, "aiobotocore.session")
 
 
 def opentelemetry_pre_instrument():

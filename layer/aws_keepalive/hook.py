@@ -1,4 +1,10 @@
-"""A post-import hook: run a callback right after ``botocore.session`` is imported, and not before.
+"""A post-import hook: run a callback right after a watched module is imported, and not before.
+
+Two modules are watched: ``botocore.session`` (patch.py) and ``aiobotocore.session`` (aio.py,
+for aiobotocore and aioboto3 on top of it).  Each has its own finder, which goes away once its
+module was imported; the explanation below uses botocore, the same holds for aiobotocore (whose
+session module imports its endpoint and HTTP session modules, so aiohttp is only imported when
+the function imports aiobotocore itself).
 
 Why a hook and not ``import botocore`` at startup: importing botocore costs 100-400 ms of cold
 start, and a function that never creates a client (or imports it late) must not pay it.  The layer
@@ -28,13 +34,14 @@ TARGET = "botocore.session"
 
 
 class _PostImportFinder:
-    """sys.meta_path finder that wraps the loader of TARGET; every other import passes by."""
+    """sys.meta_path finder that wraps the loader of its target; every other import passes by."""
 
-    def __init__(self, callback):
+    def __init__(self, callback, target):
         self._callback = callback
+        self.target = target
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != TARGET:
+        if fullname != self.target:
             return None
         for finder in sys.meta_path:
             if finder is self:
@@ -53,7 +60,7 @@ class _PostImportFinder:
         return spec
 
     def imported(self, module):
-        """Called once TARGET has executed: stop watching, then run the callback."""
+        """Called once the target has executed: stop watching, then run the callback."""
         uninstall(self)
         self._callback(module)
 
@@ -79,13 +86,13 @@ class _PostImportLoader:
         return getattr(self._loader, name)
 
 
-def install(callback):
-    """Run ``callback(botocore.session module)`` now if it is imported, else right after it is."""
-    module = sys.modules.get(TARGET)
+def install(callback, target=TARGET):
+    """Run ``callback(module)`` now if ``target`` is imported, else right after it is."""
+    module = sys.modules.get(target)
     if module is not None:
         callback(module)
         return None
-    finder = _PostImportFinder(callback)
+    finder = _PostImportFinder(callback, target)
     sys.meta_path.insert(0, finder)
     return finder
 
@@ -98,6 +105,8 @@ def uninstall(finder):
         pass
 
 
-def installed():
-    """True while a post-import finder is waiting for TARGET."""
-    return any(isinstance(finder, _PostImportFinder) for finder in sys.meta_path)
+def installed(target=TARGET):
+    """True while a post-import finder is waiting for ``target``."""
+    return any(
+        isinstance(finder, _PostImportFinder) and finder.target == target for finder in sys.meta_path
+    )

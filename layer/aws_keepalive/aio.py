@@ -1,0 +1,345 @@
+"""Patch aiobotocore (2.x and 3.x; so aioboto3 too) once it is imported: socket options, pool, idle.
+
+aiobotocore builds on botocore but sends through aiohttp: its ``AIOHTTPSession`` receives the
+socket options botocore computed and ignores them (``# TODO: handle socket_options`` in its
+source), so its connections get no keep-alive at all.  aiobotocore pins its own botocore, which a
+function bundles and which then shadows the layer's: that copy is patched by patch.py like any
+other (hook.py watches ``botocore.session``, which ``aiobotocore.session`` imports first), and
+this module patches aiobotocore on top.  The pieces:
+
+1. Socket options.  The options botocore's (patched) ``_compute_socket_options`` produced reach
+   ``AIOHTTPSession`` as ``socket_options`` -- SO_KEEPALIVE with the probe timers, or none when
+   the user's ``AioConfig(tcp_keepalive=False)`` / BOTOCORE_TCP_KEEPALIVE / profile says so: the
+   precedence is botocore's, decided in one place.  Each connection the session's aiohttp
+   connector opens gets them with setsockopt right after connect (the socket factory hook that
+   aiohttp grew in 3.12 does not exist in the 3.9 - 3.11 lines aiobotocore 2.x allows; options
+   set after connect take effect the same way, as no probe is due during a handshake).  A
+   ``socket_factory`` in the user's ``connector_args`` is theirs: then nothing is set.
+
+2. Pool size.  ``AioSession._create_client`` gets ``AioConfig(max_pool_connections=N)`` merged
+   under the caller's config when neither it nor the session's default config sets it; aiohttp
+   takes it as the connector's ``limit``.  The layer's range (1 - 1000, settings.py) lies inside
+   aiohttp's (any positive integer; 0 would mean unlimited), so an out-of-range value is already
+   refused with a warning naming the variable and the default (aiobotocore's 10) is kept.
+
+3. Idle replacement and connection diagnostics.  aiohttp closes pooled connections idle longer
+   than ``keepalive_timeout`` (aiobotocore: 12 s) by a loop callback and by a check on reuse,
+   both on the loop's monotonic clock.  Neither helps after a freeze: a module-level client on a
+   persistent loop may come back to a pooled connection whose flow a NAT forgot.  So each
+   connector (patched per instance, aiohttp's classes stay untouched for other libraries) notes
+   when a connection went back to its pool (``idle.stamp()``) and, before aiohttp picks one for
+   reuse, closes those ``idle.replace_reason()`` calls stale -- the same rule, reasons and TCP_INFO
+   proof of life as for botocore.  Debug lines say why each new connection was opened; a
+   connection aiohttp itself dropped for idleness shows as "keepalive_timeout".
+
+Only ``AIOHTTPSession`` is covered.  aiobotocore 3.x also offers an httpx backend
+(``AioConfig(http_session_cls=HttpxSession)``); a client using it gets one warning saying it is
+not covered (httpx pools in httpcore, with other internals; see docs/async.md).
+"""
+
+import os
+import time
+
+from aws_keepalive import diagnostics, idle, patch
+
+# Reason for a connection aiohttp closed itself because it sat idle past keepalive_timeout.
+KEEPALIVE_TIMEOUT = "keepalive_timeout"
+
+
+def apply(settings):
+    """Apply every aiobotocore patch ``settings`` asks for; each part fails on its own."""
+    import aiobotocore
+
+    version = getattr(aiobotocore, "__version__", "unknown")
+    path = os.path.dirname(os.path.abspath(aiobotocore.__file__))
+    steps = [("create_client", _patch_create_client), ("HTTP session", _patch_http_session)]
+    for name, step in steps:
+        try:
+            step(settings)
+        except Exception as error:
+            diagnostics.report_once(
+                "aio " + name,
+                "could not patch the %s of aiobotocore %s (%s): %r; that part stays stock aiobotocore"
+                % (name, version, path, error),
+            )
+    diagnostics.debug(
+        "patched aiobotocore %s at %s" % (version, path), aiobotocore_version=version
+    )
+
+
+# --- client creation: pool size, and warnings about what the layer leaves alone ----------------
+
+
+def _patch_create_client(settings):
+    import inspect
+
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import AioSession
+
+    # ``config`` may be passed by position: find its index once (without self).
+    parameters = list(inspect.signature(AioSession._create_client).parameters)
+    config_index = parameters.index("config") - 1
+
+    def make_wrapper(original):
+        # aiobotocore's _create_client is a coroutine function; this wrapper only rewrites the
+        # arguments and hands back the coroutine, so it works whatever awaits it.
+        def _create_client(self, *args, **kwargs):
+            try:
+                by_position = len(args) > config_index
+                config = args[config_index] if by_position else kwargs.get("config")
+                default_config = self.get_default_client_config()
+                _warn_about_user_config(config)
+                _warn_about_user_config(default_config)
+                if settings.pool_size is not None and not _sets_pool_size(config) and not _sets_pool_size(
+                    default_config
+                ):
+                    ours = AioConfig(max_pool_connections=settings.pool_size)
+                    # The caller's merge keeps its connector_args (AioConfig 2.x rebuilds a merge
+                    # from the left-hand side's connector_args); it sets no pool size, so ours
+                    # cannot override anything of the caller's.
+                    config = ours if config is None else config.merge(ours)
+                    if by_position:
+                        args = args[:config_index] + (config,) + args[config_index + 1 :]
+                    else:
+                        kwargs["config"] = config
+            except Exception as error:
+                diagnostics.report_once(
+                    "aio pool size",
+                    "could not set max_pool_connections for aiobotocore: %r; using aiobotocore's"
+                    % (error,),
+                )
+            return original(self, *args, **kwargs)
+
+        return _create_client
+
+    patch._wrap(AioSession, "_create_client", make_wrapper)
+
+
+def _sets_pool_size(config):
+    return config is not None and "max_pool_connections" in getattr(
+        config, "_user_provided_options", {}
+    )
+
+
+def _warn_about_user_config(config):
+    """One warning each for connector_args the user set and for a non-aiohttp HTTP session."""
+    if config is None:
+        return
+    from aiobotocore.httpsession import AIOHTTPSession
+
+    session_class = getattr(config, "http_session_cls", None)
+    if isinstance(session_class, type) and not issubclass(session_class, AIOHTTPSession):
+        diagnostics.report_once(
+            "aio http_session_cls " + session_class.__name__,
+            "AioConfig(http_session_cls=%s) is not covered by the layer: its connections get no "
+            "keep-alive timers and no idle replacement (only aiobotocore's aiohttp session is)"
+            % session_class.__name__,
+        )
+    connector_args = getattr(config, "connector_args", None) or {}
+    users = {
+        name: value
+        for name, value in connector_args.items()
+        if not (name == "keepalive_timeout" and value == _default_keepalive_timeout())
+    }
+    if users:
+        note = (
+            "its socket_factory makes the sockets, so the layer sets no socket options"
+            if "socket_factory" in users
+            else "the layer still sets keep-alive timers on each connection"
+        )
+        diagnostics.report_once(
+            "aio connector_args %r" % sorted(users.items(), key=repr),
+            "AioConfig(connector_args=%r) set by the function wins over the layer's connector "
+            "settings; %s" % (users, note),
+            connector_args=repr(users),
+        )
+
+
+def _default_keepalive_timeout():
+    try:
+        from aiobotocore._constants import DEFAULT_KEEPALIVE_TIMEOUT
+    except ImportError:  # 2.x before the constants module
+        DEFAULT_KEEPALIVE_TIMEOUT = 12
+    return DEFAULT_KEEPALIVE_TIMEOUT
+
+
+# --- the HTTP session: patch each connector it creates ------------------------------------------
+
+
+def _patch_http_session(settings):
+    from aiobotocore.httpsession import AIOHTTPSession
+
+    def make_wrapper(original):
+        async def _get_session(self, *args, **kwargs):
+            session = await original(self, *args, **kwargs)
+            try:
+                connector = session.connector
+                if connector is not None and not getattr(connector, "_aws_keepalive", None):
+                    socket_options = list(getattr(self, "_socket_options", None) or [])
+                    connector_args = getattr(self, "_connector_args", None) or {}
+                    if "socket_factory" in connector_args:
+                        socket_options = []
+                    _patch_connector(connector, socket_options, settings.max_idle_s)
+            except Exception as error:
+                diagnostics.report_once(
+                    "aio connector",
+                    "could not patch aiobotocore's aiohttp connector: %r; its connections behave "
+                    "as stock aiobotocore" % (error,),
+                )
+            return session
+
+        return _get_session
+
+    patch._wrap(AIOHTTPSession, "_get_session", make_wrapper)
+
+
+class _ConnectorState:
+    """What the layer remembers about one aiohttp connector."""
+
+    def __init__(self, socket_options, max_idle_s):
+        self.socket_options = socket_options
+        self.max_idle_s = max_idle_s
+        # id(protocol) -> (key, protocol, stamp) for each connection resting in the pool.
+        self.resting = {}
+        # key -> why the next connection for it is opened (set when a pooled one was dropped).
+        self.reasons = {}
+        # keys that had a connection already.
+        self.opened = set()
+
+
+def _patch_connector(connector, socket_options, max_idle_s):
+    """Wrap this connector's _get, _release and _create_connection (instance attributes).
+
+    Instance attributes, not class patches: aiohttp's connector classes serve every aiohttp user
+    in the function, and only aiobotocore's connectors are the layer's business.  The three
+    methods exist with these roles in every aiohttp from 3.9 on (``_get`` is synchronous before
+    3.10 and a coroutine after; the wrapper runs its check first and returns what the original
+    returns, so it fits both).
+    """
+    state = _ConnectorState(socket_options, max_idle_s)
+    original_get = connector._get
+    original_release = connector._release
+    original_create = connector._create_connection
+    keepalive_timeout = getattr(connector, "_keepalive_timeout", None)
+
+    def _get(key, *args, **kwargs):
+        try:
+            _drop_stale(connector, state, key, keepalive_timeout)
+        except Exception as error:
+            diagnostics.report_once("aio get", "connection check failed: %r" % (error,))
+        return original_get(key, *args, **kwargs)
+
+    def _release(key, protocol, *args, **kwargs):
+        result = original_release(key, protocol, *args, **kwargs)
+        try:
+            pooled = connector._conns.get(key) or ()
+            if any(entry[0] is protocol for entry in pooled):
+                state.resting[id(protocol)] = (key, protocol, idle.stamp())
+        except Exception as error:
+            diagnostics.report_once("aio release", "connection bookkeeping failed: %r" % (error,))
+        return result
+
+    async def _create_connection(req, *args, **kwargs):
+        key = getattr(req, "connection_key", None)
+        reason = state.reasons.pop(key, None)
+        if reason is None:
+            if key not in state.opened:
+                reason = "first use"
+            elif len(getattr(connector, "_acquired", ())) > 1:
+                # Others hold connections (the count includes aiohttp's placeholder for this one).
+                reason = "pool full"
+            else:
+                reason = "peer closed"
+        started = time.perf_counter()
+        protocol = await original_create(req, *args, **kwargs)
+        try:
+            state.opened.add(key)
+            _set_socket_options(protocol, state.socket_options)
+            if diagnostics.debug_enabled:
+                connect_ms = (time.perf_counter() - started) * 1000.0
+                host, port = getattr(key, "host", "?"), getattr(key, "port", "?")
+                handshake = "TCP + TLS" if getattr(key, "is_ssl", False) else "TCP"
+                diagnostics.debug(
+                    "new connection to %s:%s (%s) in %.1f ms (%s, aiobotocore)"
+                    % (host, port, reason, connect_ms, handshake),
+                    host=host,
+                    port=port,
+                    reason=reason,
+                    connect_ms=round(connect_ms, 3),
+                )
+        except Exception as error:
+            diagnostics.report_once(
+                "aio socket options",
+                "could not set keep-alive options on an aiobotocore connection: %r" % (error,),
+            )
+        return protocol
+
+    connector._get = _get
+    connector._release = _release
+    connector._create_connection = _create_connection
+    connector._aws_keepalive = state
+
+
+def _set_socket_options(protocol, socket_options):
+    if not socket_options:
+        return
+    transport = getattr(protocol, "transport", None)
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return
+    for level, option, value in socket_options:
+        sock.setsockopt(level, option, value)
+
+
+def _drop_stale(connector, state, key, keepalive_timeout):
+    """Before aiohttp picks a pooled connection for ``key``: close the stale ones, note why.
+
+    Also notices connections of ``key`` that left the pool while resting (aiohttp's idle callback
+    or the peer closed them), so the next new connection is labelled with the right reason.
+    """
+    pooled = connector._conns.get(key)
+    pooled_ids = set(id(entry[0]) for entry in pooled) if pooled else set()
+    for protocol_id, (resting_key, protocol, since) in list(state.resting.items()):
+        if resting_key != key:
+            continue
+        if protocol_id not in pooled_ids:
+            # Gone from the pool without being taken: closed by aiohttp's cleanup or the peer.
+            del state.resting[protocol_id]
+            if not _is_connected(protocol) or protocol.transport is None:
+                idle_s = idle.idle_seconds(since)
+                timed_out = keepalive_timeout is not None and idle_s >= keepalive_timeout
+                state.reasons[key] = KEEPALIVE_TIMEOUT if timed_out else "peer closed"
+    if not pooled:
+        return
+    for entry in list(pooled):
+        protocol = entry[0]
+        resting = state.resting.pop(id(protocol), None)
+        since = resting[2] if resting is not None else None
+        if not _is_connected(protocol):
+            state.reasons[key] = "peer closed"
+            continue  # aiohttp drops it itself
+        transport = protocol.transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        reason, idle_s, answered_s = idle.replace_reason(since, sock, state.max_idle_s)
+        if reason is None and keepalive_timeout is not None and idle_s > keepalive_timeout:
+            # aiohttp's own check on reuse will close it (the idle callback did not run yet).
+            state.reasons[key] = KEEPALIVE_TIMEOUT
+        if reason is not None:
+            pooled.remove(entry)
+            protocol.close()
+            state.reasons[key] = reason
+        else:
+            if since is not None:
+                state.resting[id(protocol)] = (key, protocol, since)
+            if answered_s is not None:
+                diagnostics.debug(
+                    "reusing connection idle %.0f s: keep-alive answered %.1f s ago (aiobotocore)"
+                    % (idle_s, answered_s),
+                    idle_s=round(idle_s, 3),
+                    keepalive_answered_s=answered_s,
+                )
+
+
+def _is_connected(protocol):
+    is_connected = getattr(protocol, "is_connected", None)
+    return bool(is_connected()) if is_connected is not None else True

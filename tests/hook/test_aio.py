@@ -1,0 +1,217 @@
+"""aio.py: aiobotocore (and aioboto3) clients get keep-alive, idle replacement and the pool size.
+
+Each aiobotocore version lives in its own folder with the botocore and aiohttp it pins (``make
+test`` installs them from tests/aio/*.txt into .venv/aio/<python>/<name>); the test function's
+task folder links to it, as a function bundling aiobotocore would, so its botocore shadows any
+other.  The handler runs an asyncio loop against the local DynamoDB-shaped server and reads the
+options back with getsockopt from the sockets in the aiohttp connector's pool.
+"""
+
+import os
+import sys
+
+import pytest
+
+from conftest import ON
+
+AIO_DIRS = os.environ.get("AWS_KEEPALIVE_AIO_DIRS", "")
+MINOR = "%d.%d" % sys.version_info[:2]
+
+# aiohttp 3.9.5 has no wheels for CPython 3.13 (the Makefile installs it on 3.10 - 3.12 only).
+MATRIX = ["aiobotocore-3.10.0", "aiobotocore-2.26.0", "aioboto3-15.5.0"] + (
+    ["aiobotocore-2.26.0-aiohttp-3.9.5"] if sys.version_info < (3, 13) else []
+)
+
+HANDLER = """
+    import os
+    if os.environ.get("TEST_BREAK"):
+        # Make one step of the layer's aiobotocore patch fail, as an unexpected version could.
+        import aws_keepalive.aio as aio
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("injected failure")
+
+        setattr(aio, os.environ["TEST_BREAK"], broken)
+
+    import asyncio
+
+    import aiobotocore
+    import botocore
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import get_session
+
+    import keepalive_probe
+
+
+    class NotAiohttp:
+        def __init__(self, **kwargs):
+            pass
+
+
+    def pooled_sockets(connector):
+        return [entry[0].transport.get_extra_info("socket")
+                for entry in sum((list(conns) for conns in connector._conns.values()), [])]
+
+
+    async def run(event):
+        config = event.get("config")
+        if config is not None:
+            if config.pop("not_aiohttp", False):
+                config["http_session_cls"] = NotAiohttp
+            config = AioConfig(**config)
+        report = {"aiobotocore": aiobotocore.__version__, "botocore": botocore.__file__}
+        session = get_session()
+        async with session.create_client("dynamodb", region_name="us-east-1",
+                                         endpoint_url=event["url"], config=config,
+                                         verify=event.get("ca")) as client:
+            report["pool"] = client.meta.config.max_pool_connections
+            if event.get("no_requests"):
+                return report
+            for gap in event.get("gaps", [0]):
+                await asyncio.sleep(gap)
+                await client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            connector = client._endpoint.http_session._sessions[None].connector
+            report["limit"] = connector.limit
+            report["options"] = [keepalive_probe.socket_options(sock)
+                                 for sock in pooled_sockets(connector)]
+        return report
+
+
+    def handler(event, context):
+        return asyncio.run(run(event))
+"""
+
+
+def _task(tmp_path, name):
+    folder = os.path.join(AIO_DIRS, MINOR, name)
+    assert os.path.isfile(os.path.join(folder, ".done")), (
+        "%s for Python %s missing under %r: run `make test`" % (name, MINOR, AIO_DIRS))
+    task = tmp_path / "task"
+    task.mkdir()
+    for entry in os.listdir(folder):
+        if entry != ".done":
+            os.symlink(os.path.join(folder, entry), task / entry)
+    return str(task)
+
+
+def _run(run_function, tmp_path, name, event, env=None):
+    task = _task(tmp_path, name)
+    run = run_function(HANDLER, env=env, task=task, event=event)
+    assert run.returncode == 0, run
+    assert run.result["botocore"].startswith(task), run.result
+    return run
+
+
+def _timers(run):
+    return [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"], o["TCP_KEEPINTVL"], o["TCP_KEEPCNT"])
+            for o in run.result["options"]]
+
+
+def _new_connections(run):
+    return [line for line in run.layer_lines if "new connection to" in line]
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_timers_on_real_tls_socket(name, run_function, tls_server, tmp_path):
+    """Switch on: the connection aiohttp opened carries SO_KEEPALIVE and the layer's three timers."""
+    run = _run(run_function, tmp_path, name, {"url": tls_server.url, "ca": tls_server.ca_bundle},
+               env=dict(ON, AWS_PYTHON_KEEPALIVE_IDLE="45"))
+    assert _timers(run) == [(1, 45, 10, 3)]
+    assert [line for line in run.layer_lines if "WARN" in line] == []
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_switch_off_leaves_aiobotocore_stock(name, run_function, server, tmp_path):
+    """Switch off: no keep-alive on the socket (kernel's 7200 s), aiobotocore's pool of 10, no output."""
+    run = _run(run_function, tmp_path, name, {"url": server.url})
+    assert _timers(run) == [(0, 7200, 75, 9)]
+    assert run.result["limit"] == 10
+    assert run.stderr == ""
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_aioconfig_tcp_keepalive_false_wins(name, run_function, server, tmp_path):
+    """AioConfig(tcp_keepalive=False) set by the function: no keep-alive on its connections."""
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "config": {"tcp_keepalive": False}}, env=ON)
+    assert [o["SO_KEEPALIVE"] for o in run.result["options"]] == [0]
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_pool_size_from_variable_and_users_wins(name, run_function, server, tmp_path):
+    """POOL_SIZE becomes the connector limit without AioConfig(max_pool_connections); the user's wins."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="32")
+    run = _run(run_function, tmp_path, name, {"url": server.url}, env=env)
+    assert (run.result["pool"], run.result["limit"]) == (32, 32)
+    run = _run(run_function, tmp_path / "user", name,
+               {"url": server.url, "config": {"max_pool_connections": 5, "read_timeout": 7}}, env=env)
+    assert (run.result["pool"], run.result["limit"]) == (5, 5)
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_pool_size_out_of_range_warns_and_keeps_default(name, run_function, server, tmp_path):
+    """POOL_SIZE=5000 (beyond the range): a warning naming it and its value; aiobotocore's 10 stays."""
+    run = _run(run_function, tmp_path, name, {"url": server.url},
+               env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="5000"))
+    assert run.result["limit"] == 10
+    warnings = [line for line in run.layer_lines if "AWS_PYTHON_KEEPALIVE_POOL_SIZE" in line]
+    assert len(warnings) == 1 and "'5000'" in warnings[0], run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_max_idle_replaces_pooled_connection(name, run_function, server, tmp_path):
+    """A pooled connection idle longer than MAX_IDLE is closed before reuse; the new one says why."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = _run(run_function, tmp_path, name, {"url": server.url, "gaps": [0, 1.6]}, env=env)
+    assert server.connections == 2 and server.requests == 2
+    reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
+    assert reasons == ["first use", "max idle"], run.stderr
+    assert _timers(run) == [(1, 60, 10, 3)]
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_fresh_pooled_connection_is_reused(name, run_function, server, tmp_path):
+    """A pooled connection idle for less than MAX_IDLE is reused: one connection for two requests."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="5", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = _run(run_function, tmp_path, name, {"url": server.url, "gaps": [0, 0.5]}, env=env)
+    assert server.connections == 1 and server.requests == 2
+    assert len(_new_connections(run)) == 1
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, server, tmp_path):
+    """User's connector_args: one warning with their values; aiohttp's own idle close is named."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "gaps": [0, 1.2], "config": {"connector_args": {"keepalive_timeout": 0.5}}},
+               env=env)
+    warnings = [line for line in run.layer_lines if "connector_args" in line]
+    assert len(warnings) == 1 and "'keepalive_timeout': 0.5" in warnings[0], run.stderr
+    reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
+    assert reasons == ["first use", "keepalive_timeout"], run.stderr
+    assert _timers(run) == [(1, 60, 10, 3)]
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_non_aiohttp_session_class_warns(name, run_function, server, tmp_path):
+    """AioConfig(http_session_cls=<not aiohttp>), e.g. httpx: one warning that it is not covered."""
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "no_requests": True, "config": {"not_aiohttp": True}}, env=ON)
+    warnings = [line for line in run.layer_lines if "http_session_cls=NotAiohttp" in line]
+    assert len(warnings) == 1 and "not covered" in warnings[0], run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
+@pytest.mark.parametrize("step", ["_patch_connector", "_patch_create_client"])
+def test_failure_inside_patch_is_reported_once_and_client_works(name, step, run_function, server,
+                                                                 tmp_path):
+    """A patch step that raises: one warning, the requests still succeed (that part stays stock)."""
+    env = dict(ON, TEST_BREAK=step, AWS_PYTHON_KEEPALIVE_POOL_SIZE="20")
+    run = _run(run_function, tmp_path, name, {"url": server.url, "gaps": [0, 0]}, env=env)
+    assert server.requests == 2
+    failures = [line for line in run.layer_lines if "injected failure" in line]
+    assert len(failures) == 1, run.stderr
+    if step == "_patch_connector":
+        assert _timers(run) == [(0, 7200, 75, 9)] and run.result["limit"] == 20
+    else:
+        assert _timers(run) == [(1, 60, 10, 3)] and run.result["limit"] == 10
