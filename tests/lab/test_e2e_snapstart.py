@@ -38,7 +38,10 @@ ON = dict(keepalive_env(), **SNAP_START)
 def _snapstart_run(net, task, opt, env):
     with net.function(task, "probe.handler", table=TABLE, python="3.12", opt=opt, env=env) as fn:
         assert fn.api.restore_waiting, "the runtime did not ask for the snapshot (restore/next)"
-        net.nat.forget_flows()  # the process is frozen: snapshot taken, flows gone
+        # The process is frozen (the snapshot). Nothing crosses the veth until the restore, as
+        # nothing leaves a snapshot, and the NAT forgets every flow.
+        with net.nat.frozen_while(True):
+            net.nat.forget_flows()
         restore_lines = [line.text for line in fn.restore()]
         record = fn.invoke({})
     record.restore_lines = restore_lines
