@@ -38,8 +38,12 @@ ON = dict(keepalive_env(), **SNAP_START)
 def _snapstart_run(net, task, opt, env):
     with net.function(task, "probe.handler", table=TABLE, python="3.12", opt=opt, env=env) as fn:
         assert fn.api.restore_waiting, "the runtime did not ask for the snapshot (restore/next)"
-        # The process is frozen (the snapshot). Nothing crosses the veth until the restore, as
-        # nothing leaves a snapshot, and the NAT forgets every flow.
+        # The process is frozen (the snapshot). Its kernel may still owe the init connection a
+        # delayed ACK (up to 200 ms): let it go out first, or after the flush it would meet the
+        # NAT's reset and close the connection before the first call (an RST nobody gets on Lambda).
+        time.sleep(0.3)
+        # Nothing crosses the veth until the restore, as nothing leaves a snapshot, and the NAT
+        # forgets every flow.
         with net.nat.frozen_while(True):
             net.nat.forget_flows()
         restore_lines = [line.text for line in fn.restore()]
