@@ -215,15 +215,12 @@ test-lab: lab-deps
 measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 	$(VENV)/test-3.12/bin/python -m lab.measure_keepalive
 
-# Lambda stand-in runtimes (lab/lambda_env.py): one venv per CPython minor holding awslambdaric and
-# the bundled-kind boto3 from lab/runtime-requirements.txt. lab/lambda_env.py creates them on first
-# use too (same commands, plus a stamp of the lock's sha256); this target makes them up front.
+# Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
+# on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
+# boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
 LAB_RUNTIME_VENVS := $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt | $(UV)
-	rm -rf $(VENV)/lambda-$*
-	$(UV) venv -q --python $(call python_for,$*) $(VENV)/lambda-$*
-	$(UV) pip install -q --python $(VENV)/lambda-$*/bin/python --require-hashes -r lab/runtime-requirements.txt
-	sha256sum lab/runtime-requirements.txt | cut -d' ' -f1 > $@
+$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py | $(UV)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.runtime_prefix $*
 
 .PHONY: lab-runtimes lock-lab
 lab-runtimes: $(LAB_RUNTIME_VENVS)
@@ -231,6 +228,8 @@ lab-runtimes: $(LAB_RUNTIME_VENVS)
 lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
 	  -o lab/runtime-requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/otel-requirements.in \
+	  -o lab/otel-requirements.txt
 
 # make demo: the README's main command (~2 min, needs root for the NAT namespaces). Not part of
 # `make test`. Its venv holds matplotlib + trustme (lab/demo-requirements.txt, constrained by the

@@ -2,7 +2,9 @@
 
 What is real: the CPython minor (3.10 - 3.13 through pyenv), awslambdaric from PyPI serving
 invocations from a Runtime API (lab/runtime_api.py), the runtime's documented startup
-(lab/runtime/bootstrap.py, which processes the layer's ``.pth`` files), a bundled boto3 of the kind the
+(lab/runtime/bootstrap.py, which processes the layer's ``.pth`` files), an exec wrapper run as
+/var/runtime/bootstrap runs ``AWS_LAMBDA_EXEC_WRAPPER``, a plain CPython prefix with the user site
+on like /var/lang (lab/runtime_prefix.py), a bundled boto3 of the kind the
 managed runtimes ship in the runtime's own site-packages (lab/runtime-requirements.txt), the layer
 zip extracted as the layer root, optionally bind-mounted read-only on a real ``/opt`` in a private
 mount namespace, and SIGSTOP/SIGCONT freezing between invocations.
@@ -23,8 +25,6 @@ would make "what Lambda does" untrue (PYTHONPATH in particular disables the laye
 """
 
 import atexit
-import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -39,14 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from lab import runtime_prefix
 from lab.output_capture import OutputCapture
 from lab.runtime_api import Outcome, RuntimeApi, Timings
 
 REPO = Path(__file__).resolve().parents[1]
 RUNTIME_DIR = REPO / "lab" / "runtime"
-LOCK_FILE = REPO / "lab" / "runtime-requirements.txt"
-VENV_ROOT = REPO / ".venv"
-UV = VENV_ROOT / "uv" / "bin" / "uv"
 PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13")
 HOOK_PREFIX = "aws-keepalive"  # the hook's stderr lines start with "aws-keepalive:"
 
@@ -73,46 +71,15 @@ BASE_ENV = {
 _live = weakref.WeakSet()
 
 
-# --- interpreters and the runtime venvs ---------------------------------------------------------
-def base_python(minor: str) -> Path:
-    """The pyenv CPython of that minor (highest patch release installed)."""
-    root = os.environ.get("PYENV_ROOT") or subprocess.run(
-        ["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
-    candidates = sorted(Path(root, "versions").glob(minor + ".*/bin/python3"),
-                        key=lambda p: [int(x) for x in p.parents[1].name.split(".") if x.isdigit()])
-    if not candidates:
-        raise FileNotFoundError("no CPython %s under %s/versions" % (minor, root))
-    return candidates[-1]
-
-
+# --- interpreters: plain CPython prefixes, user site on (lab/runtime_prefix.py) -----------------------
 def runtime_python(minor: str) -> Path:
     """The stand-in runtime's interpreter for a CPython minor, created on first use.
 
-    ``.venv/lambda-X.Y`` holds exactly lab/runtime-requirements.txt (hash-pinned: awslambdaric and the
-    bundled-kind boto3). A stamp with the lock file's sha256 says whether it is current; a file lock
-    keeps parallel callers (tests, the Makefile) from building the same venv twice.
+    ``.venv/lambda-X.Y`` is a plain CPython prefix (not a venv: a venv turns the user site, and
+    with it ``usercustomize``, off; the managed runtime's interpreter has it on) whose
+    site-packages holds exactly lab/runtime-requirements.txt. See lab/runtime_prefix.py.
     """
-    venv = VENV_ROOT / ("lambda-" + minor)
-    python = venv / "bin" / "python"
-    digest = hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest()
-    stamp = venv / ".lab-lock-sha256"
-    if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
-        return python
-    VENV_ROOT.mkdir(exist_ok=True)
-    with open(VENV_ROOT / (".lambda-" + minor + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if python.exists() and stamp.exists() and stamp.read_text().strip() == digest:
-            return python
-        if not UV.exists():
-            subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
-        shutil.rmtree(venv, ignore_errors=True)
-        env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
-        subprocess.run([str(UV), "venv", "-q", "--python", str(base_python(minor)), str(venv)],
-                       check=True, env=env)
-        subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python), "--require-hashes",
-                        "-r", str(LOCK_FILE)], check=True, env=env)
-        stamp.write_text(digest + "\n")
-    return python
+    return runtime_prefix.ensure(minor)
 
 
 # --- the layer root ("/opt") ----------------------------------------------------------------------
@@ -281,10 +248,31 @@ class LambdaFunction:
         inner = [python, str(RUNTIME_DIR / "bootstrap.py"), "--opt", opt_arg]
         if self.observe:
             inner += ["--observe", str(self._observe_path)]
+        wrapper = self.exec_wrapper()
+        if wrapper is not None:
+            # /var/runtime/bootstrap: exec -- "$AWS_LAMBDA_EXEC_WRAPPER" <interpreter> bootstrap.py
+            inner = [wrapper] + inner
         if self.real_opt:
             inner = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _MOUNT_OPT,
                      str(self._opt_dir())] + inner
         return self.prefix + inner
+
+    def exec_wrapper(self) -> Optional[str]:
+        """AWS_LAMBDA_EXEC_WRAPPER as the runtime's bootstrap would exec it, or None.
+
+        A path under /opt names a file of the layers, so without ``real_opt`` it is looked up in
+        the folder standing in for /opt (the wrapper then finds the layers next to itself, as
+        wrappers do with ``dirname "$0"``). Like the real bootstrap, a missing or non-executable
+        wrapper is an error before the interpreter starts.
+        """
+        wrapper = self.env.get("AWS_LAMBDA_EXEC_WRAPPER")
+        if not wrapper:
+            return None
+        if not self.real_opt and (wrapper == "/opt" or wrapper.startswith("/opt/")):
+            wrapper = str(self._opt_dir()) + wrapper[len("/opt"):]
+        if not os.access(wrapper, os.X_OK):
+            raise RuntimeError("AWS_LAMBDA_EXEC_WRAPPER %s: missing or not executable" % wrapper)
+        return wrapper
 
     def environment(self) -> dict:
         env = dict(BASE_ENV)
@@ -311,7 +299,11 @@ class LambdaFunction:
         sock = self.api_sock_factory() if self.api_sock_factory is not None else None
         self.api = RuntimeApi(self.api_host, sock=sock)
         self._observe_path.write_text("")
-        command = self.command()
+        try:
+            command = self.command()
+        except BaseException:  # e.g. a missing exec wrapper: close the server just started
+            self.stop()
+            raise
         started = time.monotonic_ns()
         self.proc = subprocess.Popen(command, env=self.environment(), cwd=str(self.task_root),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -320,6 +312,12 @@ class LambdaFunction:
         self.capture = OutputCapture({"stdout": self.proc.stdout, "stderr": self.proc.stderr})
         deadline = time.monotonic() + self.init_timeout
         while not self.api.wait_polls(1, 0.1):
+            if self.api.restore_waiting:  # SnapStart: init done, waiting for the snapshot
+                self.init_ms = (time.monotonic_ns() - started) / 1e6
+                self.init_lines = self.capture.drain()
+                if self.freeze_between:
+                    self.freeze()
+                return self
             if self.api.init_error is not None:
                 self.proc.wait(max(0.1, deadline - time.monotonic()))
                 self.init_lines = self.capture.drain()
@@ -335,6 +333,23 @@ class LambdaFunction:
         if self.freeze_between:
             self.freeze()
         return self
+
+    def restore(self, timeout: float = 10.0) -> list:
+        """SnapStart: after ``start()`` returned with the runtime blocked in ``restore/next`` (the
+        lab froze it: the snapshot), thaw it and answer, as a restore does; wait until the
+        after-restore hooks ran and the runtime waits for its first invocation. Returns the
+        output lines of the restore. Raises RuntimeError on a restore error or a timeout."""
+        if self.frozen:
+            self.thaw()
+        self.api.release_restore()
+        reached = self.api.wait_polls(1, timeout)
+        lines = self.capture.drain()
+        if self.api.restore_error is not None or not reached:
+            raise RuntimeError("restore failed (%s):\n%s" % (
+                self.api.restore_error, "\n".join(line.text for line in lines[-30:])))
+        if self.freeze_between:
+            self.freeze()
+        return lines
 
     def __enter__(self):
         return self.start()

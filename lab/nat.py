@@ -61,6 +61,7 @@ import signal
 import socket as _socket
 import subprocess
 import threading
+import time
 from typing import Any, Callable, Optional
 
 PREFIX = "akl"
@@ -297,6 +298,20 @@ table inet lab {{
             yield
         finally:
             self.thaw()
+
+    def forget_flows(self) -> None:
+        """Forget every tracked flow now (``conntrack -F`` in the namespace), as a restore from a
+        snapshot does: the restored environment's network path has never seen those flows, so
+        their next packet meets the ``mode`` rule (a reset, or silence). Checked: raises if a flow
+        through the veth is still tracked after a few bounded attempts."""
+        left = []
+        for _ in range(5):
+            _run(["ip", "netns", "exec", self.name, "conntrack", "-F"], check=False)
+            left = [f for f in self.flows() if self.host_address in (f["src"], f["dst"])]
+            if not left:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"conntrack still tracks {left} in {self.name}")
 
     # --- observing ----------------------------------------------------------------------------
     def flows(self) -> list[dict]:

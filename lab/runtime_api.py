@@ -13,6 +13,15 @@ Endpoints (the ones awslambdaric 4.2.2 uses outside SnapStart and multi-concurre
   ``Lambda-Runtime-Function-Error-Type``);
 - ``POST /2018-06-01/runtime/init/error`` the handler could not be imported.
 
+SnapStart (AWS_LAMBDA_INITIALIZATION_TYPE=snap-start), as awslambdaric 4.2.2 uses it:
+
+- ``GET  /2018-06-01/runtime/restore/next`` the runtime calls it after init and the before-snapshot
+  hooks. On Lambda the snapshot is taken while it blocks, and the call returns in the restored
+  environment, which then runs the after-restore hooks. Here it blocks until the lab calls
+  ``release_restore()`` (having frozen the process and made the network forget its flows: the
+  "snapshot" and the "restore"); ``restore_waiting`` says the runtime is blocked in it;
+- ``POST /2018-06-01/runtime/restore/error`` an after-restore hook raised (kept in ``restore_error``).
+
 Why the details below matter:
 
 - ``disable_nagle_algorithm = True``: the runtime posts the response as header and body in separate
@@ -127,6 +136,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
 
     def do_GET(self):
+        if self.path == PREFIX + "/restore/next":
+            if not self.server.api._wait_restore():
+                self.close_connection = True
+                return self._reply(500, b'{"errorType":"ServerClosing"}')
+            return self._reply(200, b"")
         if self.path != PREFIX + "/invocation/next":
             return self._reply(404, b'{"errorType":"NotFound"}')
         invocation = self.server.api._next_invocation()
@@ -144,6 +158,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         # sends the X-Ray cause instead); the type is in the body then, as on Lambda.
         error_type = self.headers.get("Lambda-Runtime-Function-Error-Type") or (
             parsed.get("errorType") if isinstance(parsed, dict) else None)
+        if self.path == PREFIX + "/restore/error":
+            api.restore_error = Outcome("restore_error", parsed, error_type, headers)
+            return self._reply(202, b'{"status":"OK"}')
         if self.path == PREFIX + "/init/error":
             api._finish(None, Outcome("init_error", parsed, error_type, headers))
             return self._reply(202, b'{"status":"OK"}')
@@ -196,6 +213,9 @@ class RuntimeApi:
         self._poll_times: list = []
         self._closing = False
         self.init_error: Optional[Outcome] = None
+        self.restore_error: Optional[Outcome] = None
+        self._restore_waiting = False
+        self._restore_released = False
         if sock is None:
             self._server = _Server((host, port), _Handler)
         else:
@@ -239,6 +259,18 @@ class RuntimeApi:
                     return False
                 self._cond.wait(left)
             return self._polls >= n
+
+    @property
+    def restore_waiting(self) -> bool:
+        """The runtime is blocked in ``restore/next``: init is done, the snapshot may be taken."""
+        with self._cond:
+            return self._restore_waiting
+
+    def release_restore(self) -> None:
+        """Answer ``restore/next``: the environment is restored, the after-restore hooks run next."""
+        with self._cond:
+            self._restore_released = True
+            self._cond.notify_all()
 
     def invoke(self, event: Any, timeout: float = 30.0, request_id: Optional[str] = None):
         """Queue one invocation and wait for its outcome; returns ``(Outcome, Timings)``.
@@ -316,6 +348,15 @@ class RuntimeApi:
             invocation = self._queue.popleft()
             invocation.timings.delivered_ns = time.monotonic_ns()
             return invocation
+
+    def _wait_restore(self) -> bool:
+        with self._cond:
+            self._restore_waiting = True
+            self._cond.notify_all()
+            while not self._restore_released and not self._closing:
+                self._cond.wait(0.5)
+            self._restore_waiting = False
+            return not self._closing
 
     def _finish(self, request_id: Optional[str], outcome: Outcome) -> bool:
         now = time.monotonic_ns()

@@ -8,10 +8,18 @@ The pipeline, one module per step:
                                idle.py: when a pooled connection is stale, for every client family)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
 
-Entry points: ``aws_keepalive.pth`` (the managed runtime executes its import line while adding
-/opt/python as a site directory, before the handler is imported) and ``sitecustomize.py`` (for
-interpreters started with /opt/python already on PYTHONPATH, e.g. behind an exec wrapper).  Both
-call ``activate``; the second call does nothing.
+Entry points ("routes", named in the debug startup line), each calling ``activate``; whichever
+fires first activates, later calls do nothing (docs/activation.md):
+
+* ``pth`` -- ``aws_keepalive.pth``: the managed runtime executes its import line while adding
+  /opt/python as a site directory, before the handler is imported.
+* ``sitecustomize`` / ``usercustomize`` -- ``sitecustomize.py`` and ``usercustomize.py`` next to
+  the package (via ``_aws_keepalive_site``): for interpreters started with /opt/python already on
+  PYTHONPATH, e.g. behind an exec wrapper.  A wrapper that puts its own non-chaining
+  sitecustomize first (OpenTelemetry's ``opentelemetry-instrument`` does) hides ours; site still
+  imports usercustomize after it.
+* ``opentelemetry`` -- ``opentelemetry_pre_instrument`` below, an entry point OpenTelemetry's
+  ``initialize()`` calls before it loads any instrumentor (and so before botocore's).
 """
 
 __version__ = "0.1.0"
@@ -39,10 +47,14 @@ def _activate(route):
     config = settings.from_environ(os.environ)
     if config is None:
         return
+    import sys
+
     from aws_keepalive import hook
 
-    # botocore 1.42.29+ reads this itself; it also reaches child processes.  A user's value wins.
-    os.environ.setdefault("BOTOCORE_TCP_KEEPALIVE", "true")
+    # No BOTOCORE_TCP_KEEPALIVE is exported: it would reach the exec wrapper's child processes
+    # (and any subprocess), where botocore 1.42.29+ would turn on SO_KEEPALIVE with the kernel's
+    # 7200 s timer and nothing else -- a half state that looks on and helps nothing.  The patch
+    # decides per client instead (patch.keepalive_wanted).
     if config.debug:
         from aws_keepalive import diagnostics
 
@@ -62,6 +74,19 @@ def _activate(route):
         except Exception as error:
             _report_failure("patch", error)
 
+    if "botocore.session" in sys.modules:
+        # Reached through a late route (a wrapper imported botocore first): clients created
+        # before this point keep stock sockets and pools; clients created after are patched.
+        from aws_keepalive import diagnostics
+
+        diagnostics.warn(
+            "botocore was imported before the layer activated (via %s); clients created before "
+            "now are not patched" % route
+        )
+    from aws_keepalive import snapstart
+
+    # Before the hook: the pool patch applies when restore hooks are registered (patch.apply).
+    snapstart.register(os.environ)
     hook.install(patch_botocore)
 
     def patch_aiobotocore(module):
@@ -74,6 +99,20 @@ def _activate(route):
 
     # aiobotocore (and aioboto3 on top) sends through aiohttp, which patch.py does not reach.
     hook.install(patch_aiobotocore, "aiobotocore.session")
+
+
+def opentelemetry_pre_instrument():
+    """Entry point of group ``opentelemetry_pre_instrument`` (the layer's dist-info names it).
+
+    OpenTelemetry's ``initialize()`` calls it with no arguments in the function's process, before
+    it loads the instrumentors.  Never raises (``activate`` catches everything).
+    """
+    import os
+
+    value = os.environ.get("AWS_PYTHON_KEEPALIVE", "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return
+    activate("opentelemetry")
 
 
 def _locate_botocore():

@@ -20,6 +20,9 @@ import time
 # Bumped once per restore of the execution environment from a snapshot.  A stamp taken before
 # the bump belongs to a connection whose flow the network has never seen from this environment.
 restore_generation = 0
+# True once something (snapstart.py) will bump restore_generation: the pool must then be watched
+# even when max idle is off.
+restore_watched = False
 
 # Reasons, as the debug lines print them.
 MAX_IDLE = "max idle"

@@ -9,9 +9,9 @@ fails (an unexpected botocore), it is reported once and that part of botocore st
    kernel's defaults apply: first probe after 7200 s, far beyond the 350 s after which NAT
    gateways, NLBs and VPC endpoints forget a flow.  The wrapper decides whether keep-alive is
    wanted with the precedence modern botocore (1.42.29+) uses -- ``Config(tcp_keepalive=...)``,
-   then the user's ``BOTOCORE_TCP_KEEPALIVE``, then the profile's ``tcp_keepalive`` -- with the
-   layer's "on" as the last word, and then adds SO_KEEPALIVE with TCP_KEEPIDLE, TCP_KEEPINTVL and
-   TCP_KEEPCNT, or leaves all of them out.
+   then ``BOTOCORE_TCP_KEEPALIVE`` (only ever the user's: the layer does not export it), then the
+   profile's ``tcp_keepalive`` -- with the layer's "on" as the last word, and then adds
+   SO_KEEPALIVE with TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT, or leaves all of them out.
 
 2. Pool size.  ``Session.create_client`` gets ``Config(max_pool_connections=N)`` merged under the
    caller's config when neither the caller's config nor the session's default config sets it.
@@ -47,7 +47,9 @@ def apply(settings):
     steps = [("socket options", _patch_socket_options)]
     if settings.pool_size is not None:
         steps.append(("pool size", _patch_pool_size))
-    if settings.max_idle_s or settings.debug:
+    # idle.restore_watched: SnapStart hooks are registered (snapstart.py), so pooled connections
+    # must be checked even when max idle is off.
+    if settings.max_idle_s or settings.debug or idle.restore_watched:
         steps.append(("connection pool", _patch_connection_pool))
     for name, step in steps:
         try:
@@ -123,12 +125,10 @@ def keepalive_wanted(settings, scoped_config, client_config):
     explicit = getattr(client_config, "tcp_keepalive", None)
     if explicit is not None:
         return bool(explicit)
-    # The layer set BOTOCORE_TCP_KEEPALIVE=true with setdefault.  A value the user set before
-    # startup, or any other value set since, is the user's and wins over a profile.
+    # The layer never sets BOTOCORE_TCP_KEEPALIVE, so a value here is the user's (set before
+    # startup or by the function's code since) and wins over a profile, as in botocore 1.42.29+.
     env_value = os.environ.get("BOTOCORE_TCP_KEEPALIVE")
-    if env_value is not None and (
-        settings.user_botocore_tcp_keepalive is not None or env_value != "true"
-    ):
+    if env_value is not None:
         return env_value.strip().lower() == "true"
     profile_value = scoped_config.get("tcp_keepalive") if scoped_config else None
     if profile_value is not None:

@@ -50,7 +50,6 @@ class Settings:
         "pool_size",
         "max_idle_s",
         "debug",
-        "user_botocore_tcp_keepalive",
     )
 
     def __init__(
@@ -61,7 +60,6 @@ class Settings:
         pool_size=None,
         max_idle_s=MAX_IDLE_S,
         debug=False,
-        user_botocore_tcp_keepalive=None,
     ):
         self.keepidle_s = keepidle_s
         self.keepintvl_s = keepintvl_s
@@ -71,8 +69,6 @@ class Settings:
         # 0: never replace idle connections (stock botocore behaviour).
         self.max_idle_s = max_idle_s
         self.debug = debug
-        # BOTOCORE_TCP_KEEPALIVE as the user set it before the layer's setdefault (None: unset).
-        self.user_botocore_tcp_keepalive = user_botocore_tcp_keepalive
 
     def describe(self):
         """One line for the debug log: the effective settings, by name."""
@@ -113,7 +109,6 @@ def from_environ(environ):
         pool_size=_integer(environ, "AWS_PYTHON_KEEPALIVE_POOL_SIZE", None, 1, MAX_POOL_SIZE),
         max_idle_s=_integer(environ, "AWS_PYTHON_KEEPALIVE_MAX_IDLE", MAX_IDLE_S, 0, MAX_MAX_IDLE_S),
         debug=_flag(environ, "AWS_PYTHON_KEEPALIVE_DEBUG"),
-        user_botocore_tcp_keepalive=environ.get("BOTOCORE_TCP_KEEPALIVE"),
     )
 
 

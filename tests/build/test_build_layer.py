@@ -19,7 +19,8 @@ import build_wheel
 # and all its layers together; this layer must leave most of that to the function.
 MAX_ZIPPED = 25_000_000
 MAX_UNZIPPED = 60_000_000
-HOOK_FILES = ("aws_keepalive.pth", "sitecustomize.py", "aws_keepalive/__init__.py")
+HOOK_FILES = ("aws_keepalive.pth", "sitecustomize.py", "usercustomize.py", "_aws_keepalive_site.py",
+              "aws_keepalive/__init__.py", "aws_keepalive/snapstart.py")
 
 
 def sha256(path):

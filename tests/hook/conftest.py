@@ -99,7 +99,7 @@ def run_function(tmp_path):
     """
 
     def run(handler_source, env=None, python=sys.executable, opt=None, task=None,
-            pythonpath=None, event=None, timeout=60):
+            pythonpath=None, event=None, timeout=60, standin_args=()):
         task = task or str(tmp_path / "task")
         os.makedirs(task, exist_ok=True)
         with open(os.path.join(task, "handler.py"), "w") as handler_file:
@@ -117,6 +117,7 @@ def run_function(tmp_path):
         command = [python, STANDIN, "--opt", opt, "--task", task, "--handler", "handler.handler"]
         if event is not None:
             command += ["--event", json.dumps(event)]
+        command += list(standin_args)
         completed = subprocess.run(
             command, env=child_env, capture_output=True, text=True, timeout=timeout, cwd=task
         )

@@ -7,11 +7,13 @@ def test_activate_twice_is_one_activation():
     """A second activate() adds no second finder and no second startup line."""
     completed = python_with_layer(
         "import sys, aws_keepalive\n"
-        "aws_keepalive.activate('a'); aws_keepalive.activate('b')\n"
-        "print(sum(type(f).__name__ == '_PostImportFinder' for f in sys.meta_path))\n",
+        "count = lambda: sum(type(f).__name__ == '_PostImportFinder' for f in sys.meta_path)\n"
+        "aws_keepalive.activate('a'); once = count(); aws_keepalive.activate('b')\n"
+        "print(once > 0 and count() == once)\n",
         {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"},
     )
-    assert completed.stdout.strip() == "1"
+    # One finder per watched module (botocore, aiobotocore): the second call adds none.
+    assert completed.stdout.strip() == "True"
     assert completed.stderr.count(" on (via ") == 1
 
 
@@ -41,3 +43,42 @@ def test_off_activate_does_nothing():
         {},
     )
     assert completed.stdout.strip() == "['aws_keepalive.settings'] None"
+
+
+def test_opentelemetry_entry_point_activates_with_its_route():
+    """opentelemetry_pre_instrument() (called by OTel's initialize()) activates, route "opentelemetry"."""
+    completed = python_with_layer(
+        "import sys, aws_keepalive\n"
+        "count = lambda: sum(type(f).__name__ == '_PostImportFinder' for f in sys.meta_path)\n"
+        "aws_keepalive.opentelemetry_pre_instrument(); after_entry_point = count()\n"
+        "aws_keepalive.activate('pth')\n"
+        "print(after_entry_point > 0 and count() == after_entry_point)\n",
+        {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"},
+    )
+    assert completed.stdout.strip() == "True", completed.stderr
+    assert completed.stderr.count(" on (via ") == 1 and "(via opentelemetry)" in completed.stderr
+
+
+def test_opentelemetry_entry_point_off_imports_nothing():
+    """Switch off: the entry point imports no submodule and prints nothing."""
+    completed = python_with_layer(
+        "import sys, aws_keepalive\n"
+        "aws_keepalive.opentelemetry_pre_instrument()\n"
+        "print(sorted(n for n in sys.modules if n.startswith('aws_keepalive.')))\n",
+        {},
+    )
+    assert completed.stdout.strip() == "[]" and completed.stderr == ""
+
+
+def test_late_activation_warns_and_still_patches():
+    """botocore imported before activation: one warning naming the route; later clients patched."""
+    completed = python_with_layer(
+        "import botocore.session, aws_keepalive\n"
+        "aws_keepalive.activate('usercustomize')\n"
+        "from botocore.args import ClientArgsCreator\n"
+        "print(hasattr(ClientArgsCreator._compute_socket_options, '__aws_keepalive_wrapped__'))\n",
+        {"AWS_PYTHON_KEEPALIVE": "1"},
+    )
+    assert completed.stdout.strip() == "True", completed.stderr
+    lines = completed.stderr.splitlines()
+    assert len(lines) == 1 and "imported before" in lines[0] and "usercustomize" in lines[0]

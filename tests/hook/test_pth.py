@@ -47,7 +47,8 @@ def test_on_waits_for_botocore_without_importing_it(run_function):
     assert run.result["botocore_imported"] is False
     assert run.result["finder_waiting"] is True
     assert "aws_keepalive.patch" not in run.result["layer_imported"]
-    assert run.result["BOTOCORE_TCP_KEEPALIVE"] == "true"
+    # Nothing exported: an exec wrapper's children must not inherit a half-on botocore switch.
+    assert run.result["BOTOCORE_TCP_KEEPALIVE"] is None
     assert run.stderr == ""
 
 

@@ -117,13 +117,6 @@ def test_other_variables_ignored_when_off(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_users_botocore_variable_is_recorded():
-    """The user's own BOTOCORE_TCP_KEEPALIVE (before the layer's setdefault) is remembered."""
-    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "BOTOCORE_TCP_KEEPALIVE": "false"})
-    assert config.user_botocore_tcp_keepalive == "false"
-    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"}).user_botocore_tcp_keepalive is None
-
-
 def test_describe_names_every_setting():
     """The debug description names each effective setting."""
     text = settings.Settings().describe()

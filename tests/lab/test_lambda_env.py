@@ -205,3 +205,24 @@ def test_runtime_venv_holds_exactly_the_lock(tmp_path):
     installed = json.loads(frozen.stdout)
     assert installed["awslambdaric"] == "4.2.2" and installed["botocore"] == "1.34.162"
     assert installed["urllib3"].startswith("1.26.")
+
+
+def test_exec_wrapper_runs_as_the_runtime_bootstrap_runs_it(tmp_path, task):
+    """AWS_LAMBDA_EXEC_WRAPPER=/opt/wrap: exec'd from the stand-in /opt with the interpreter and
+    bootstrap.py as its first arguments; what it exports reaches the function."""
+    opt = tmp_path / "opt"
+    opt.mkdir()
+    wrapper = opt / "wrap"
+    wrapper.write_text('#!/bin/bash\nexport WRAPPED_ARGS="$1 $(basename "$2")"\nexec "$@"\n')
+    wrapper.chmod(0o755)
+    with LambdaFunction(task, "fn.handler", opt=opt, env={"AWS_LAMBDA_EXEC_WRAPPER": "/opt/wrap"}) as fn:
+        record = fn.invoke({})
+    assert record.ok, record.outcome
+    interpreter, script = record.result["env"]["WRAPPED_ARGS"].split()
+    assert interpreter == str(runtime_python("3.12")) and script == "bootstrap.py"
+
+
+def test_missing_exec_wrapper_is_an_error(tmp_path, task):
+    """A wrapper that does not exist fails before the interpreter starts, as the runtime's bootstrap does."""
+    with pytest.raises(RuntimeError, match="EXEC_WRAPPER"):
+        LambdaFunction(task, "fn.handler", opt=tmp_path, env={"AWS_LAMBDA_EXEC_WRAPPER": "/opt/nope"}).start()

@@ -141,3 +141,39 @@ def test_close_releases_a_blocked_next():
     api.close()
     thread.join(5)
     assert not thread.is_alive() and got["value"][0] == 500
+
+
+def test_restore_next_blocks_until_released_then_next_works():
+    """SnapStart: `restore/next` blocks (restore_waiting) until release_restore(); `next` follows."""
+    with RuntimeApi() as api:
+        runtime = FakeRuntime(api.address)
+
+        def restore_next():
+            runtime.conn.request("GET", PREFIX + "/restore/next")
+            response = runtime.conn.getresponse()
+            return response.status, response.read()
+
+        thread, result = _in_thread(restore_next)
+        deadline = time.monotonic() + 5
+        while not api.restore_waiting and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert api.restore_waiting and "value" not in result
+        api.release_restore()
+        thread.join(5)
+        assert result["value"] == (200, b"") and not api.restore_waiting
+        thread, result = _in_thread(runtime.next)
+        assert api.wait_polls(1, 5)
+        api.queue({"k": 1})
+        thread.join(5)
+        assert result["value"][0] == 200 and json.loads(result["value"][2]) == {"k": 1}
+
+
+def test_restore_error_is_recorded():
+    """`restore/error` (an after-restore hook raised) is kept with its error type."""
+    with RuntimeApi() as api:
+        status, _ = FakeRuntime(api.address).post(
+            "/restore/error", json.dumps({"errorType": "ValueError"}),
+            {"Lambda-Runtime-Function-Error-Type": "Runtime.AfterRestoreError"})
+        assert status == 202
+        assert api.restore_error.kind == "restore_error"
+        assert api.restore_error.error_type == "Runtime.AfterRestoreError"

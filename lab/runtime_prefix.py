@@ -1,0 +1,97 @@
+"""The stand-in runtime's interpreter: a plain CPython prefix, like the managed runtime's /var/lang.
+
+Why not a venv: a venv turns the user site off (``site`` sets ENABLE_USER_SITE = False when
+pyvenv.cfg does not include the system site-packages), and with it ``usercustomize``, which the
+layer relies on behind exec wrappers.  The managed runtime's /var/lang/bin/pythonX.Y is a plain
+installation, whose user site is on.  And a venv with the system site-packages would bring in
+whatever this machine's pyenv CPython has installed (3.11's holds boto3, moto, ...).
+
+So ``.venv/lambda-X.Y`` is a prefix of its own, found by CPython's usual search (the landmarks
+``lib/pythonX.Y/os.py`` and ``lib/pythonX.Y/lib-dynload`` next to the executable's folder):
+
+    bin/pythonX.Y                a copy of the pyenv binary (a symlink would be resolved back to
+                                 pyenv's prefix); it loads libpython through its absolute rpath
+    bin/python                   -> pythonX.Y
+    lib/pythonX.Y/<entry>        symlinks to every entry of pyenv's standard library ...
+    lib/pythonX.Y/site-packages  ... except this real folder, holding exactly
+                                 lab/runtime-requirements.txt (awslambdaric, the bundled-kind boto3)
+
+A stamp with the lock's sha256 (and this layout's version) says whether it is current; a file lock
+keeps parallel callers (tests, the Makefile) from building it twice.
+
+Usage: python -m lab.runtime_prefix 3.12 [3.13 ...]   (prints each interpreter's path)
+"""
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LOCK_FILE = REPO / "lab" / "runtime-requirements.txt"
+VENV_ROOT = REPO / ".venv"
+UV = VENV_ROOT / "uv" / "bin" / "uv"
+LAYOUT = "plain-prefix-1"  # bump when the layout changes: old stand-ins are rebuilt
+
+
+def stamp_text() -> str:
+    return "%s %s\n" % (hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest(), LAYOUT)
+
+
+def base_python(minor: str) -> Path:
+    """The pyenv CPython of that minor (highest patch release installed)."""
+    root = os.environ.get("PYENV_ROOT") or subprocess.run(
+        ["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
+    candidates = sorted(Path(root, "versions").glob(minor + ".*/bin/python3"),
+                        key=lambda p: [int(x) for x in p.parents[1].name.split(".") if x.isdigit()])
+    if not candidates:
+        raise FileNotFoundError("no CPython %s under %s/versions" % (minor, root))
+    return candidates[-1]
+
+
+def ensure(minor: str) -> Path:
+    """The stand-in interpreter for a CPython minor (``.venv/lambda-X.Y/bin/python``), made on first use."""
+    prefix = VENV_ROOT / ("lambda-" + minor)
+    python = prefix / "bin" / "python"
+    stamp = prefix / ".lab-lock-sha256"
+    if python.exists() and stamp.exists() and stamp.read_text() == stamp_text():
+        return python
+    VENV_ROOT.mkdir(exist_ok=True)
+    with open(VENV_ROOT / (".lambda-" + minor + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if python.exists() and stamp.exists() and stamp.read_text() == stamp_text():
+            return python
+        _build(minor, prefix)
+        stamp.write_text(stamp_text())
+    return python
+
+
+def _build(minor: str, prefix: Path) -> None:
+    base = base_python(minor).resolve()  # .../versions/3.12.1/bin/python3.12
+    base_stdlib = base.parents[1] / "lib" / ("python" + minor)
+    shutil.rmtree(prefix, ignore_errors=True)
+    (prefix / "bin").mkdir(parents=True)
+    shutil.copy2(base, prefix / "bin" / ("python" + minor))
+    (prefix / "bin" / "python").symlink_to("python" + minor)
+    (prefix / "bin" / "python3").symlink_to("python" + minor)
+    stdlib = prefix / "lib" / ("python" + minor)
+    stdlib.mkdir(parents=True)
+    for entry in sorted(os.listdir(base_stdlib)):
+        if entry != "site-packages":
+            (stdlib / entry).symlink_to(base_stdlib / entry)
+    site_packages = stdlib / "site-packages"
+    site_packages.mkdir()
+    if not UV.exists():
+        subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
+    env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
+    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(prefix / "bin" / "python"),
+                    "--target", str(site_packages), "--require-hashes", "-r", str(LOCK_FILE)],
+                   check=True, env=env)
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        print(ensure(name))

@@ -1,0 +1,52 @@
+"""What the layer's sitecustomize.py and usercustomize.py both do: activate, then hand over.
+
+``site`` imports the first ``sitecustomize`` and then the first ``usercustomize`` it finds on
+sys.path.  The layer ships both so that it activates whichever one site reaches: a wrapper that
+puts its own sitecustomize first on PYTHONPATH (OpenTelemetry's ``opentelemetry-instrument``
+does, and chains to nothing) hides ours, but site still imports usercustomize afterwards (unless
+the user site is disabled: ``-s``, PYTHONNOUSERSITE, or a venv).  Activation is idempotent, so
+any number of routes may fire in one process.
+
+Each of our files would hide another file of the same name later on sys.path (another layer's,
+the interpreter's), so it loads that one next, as site would have: nothing is lost.  This module
+keeps the shared logic out of the two customize files; it has a private name so that nobody else
+imports it by accident.
+"""
+
+import os
+import sys
+
+_OFF_VALUES = ("", "0", "false", "no", "off")
+
+
+def activate(route):
+    """Activate the layer (route names the file in the debug line) when the switch is on."""
+    if os.environ.get("AWS_PYTHON_KEEPALIVE", "").strip().lower() in _OFF_VALUES:
+        return  # switched off: import nothing more
+    try:
+        import aws_keepalive
+
+        aws_keepalive.activate(route)
+    except Exception:
+        pass  # activate() reports its own failures; an import failure must not stop site
+
+
+def chain(module_name, here_file):
+    """Execute the next ``<module_name>.py`` on sys.path after the folder of ``here_file``."""
+    here = os.path.dirname(os.path.abspath(here_file))
+    later = False
+    for entry in list(sys.path):
+        folder = os.path.abspath(entry or os.curdir)
+        if folder == here:
+            later = True
+            continue
+        candidate = os.path.join(folder, module_name + ".py")
+        if later and os.path.isfile(candidate):
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location(module_name, candidate)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            # An error in the other file surfaces as it would without the layer (site prints it).
+            spec.loader.exec_module(module)
+            return

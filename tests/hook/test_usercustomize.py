@@ -1,0 +1,85 @@
+"""usercustomize.py (and _aws_keepalive_site): the route behind a wrapper's own sitecustomize.
+
+These tests run a plain CPython (not the test venv: a venv turns the user site off, and with it
+usercustomize, while the managed runtime's /var/lang/bin/python has it on), with PYTHONPATH as an
+exec wrapper sets it: a non-chaining sitecustomize first (as OpenTelemetry's
+``opentelemetry-instrument`` puts its own), then the layer folder, then the test venv's
+site-packages for boto3.
+"""
+
+import os
+import subprocess
+import sys
+import sysconfig
+
+from conftest import BASE_ENV, LAYER, ON
+from test_sitecustomize import PUT_AND_REPORT
+
+PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+VENV_SITE_PACKAGES = sysconfig.get_paths()["purelib"]
+REPORT = "import os, sys; print(os.environ.get('OTHER'), 'aws_keepalive' in sys.modules)"
+
+
+def _foreign_sitecustomize(tmp_path):
+    """A sitecustomize that does its own thing and chains to nothing (OTel's is two lines)."""
+    foreign = tmp_path / "wrapper"
+    foreign.mkdir()
+    (foreign / "sitecustomize.py").write_text("import os\nos.environ['WRAPPER_SITECUSTOMIZE'] = 'ran'\n")
+    return str(foreign)
+
+
+def test_activates_behind_non_chaining_sitecustomize(run_function, server, tmp_path):
+    """Wrapper's sitecustomize first on PYTHONPATH: usercustomize activates, real socket timers."""
+    pythonpath = os.pathsep.join([_foreign_sitecustomize(tmp_path), LAYER, VENV_SITE_PACKAGES])
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = run_function(PUT_AND_REPORT, env=env, python=PLAIN_PYTHON, pythonpath=pythonpath,
+                       event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result[0]["SO_KEEPALIVE"] == 1 and run.result[0]["TCP_KEEPIDLE"] == 60
+    assert "(via usercustomize)" in run.layer_lines[0], run.stderr
+
+
+def test_user_site_disabled_is_the_limit(run_function, server, tmp_path):
+    """PYTHONNOUSERSITE (like -s or a venv): usercustomize is not imported, the layer stays off."""
+    pythonpath = os.pathsep.join([_foreign_sitecustomize(tmp_path), LAYER, VENV_SITE_PACKAGES])
+    env = dict(ON, PYTHONNOUSERSITE="1")
+    run = run_function(PUT_AND_REPORT, env=env, python=PLAIN_PYTHON, pythonpath=pythonpath,
+                       event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result[0]["TCP_KEEPIDLE"] == 7200
+
+
+def _chained_env(tmp_path, switch):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "usercustomize.py").write_text("import os\nos.environ['OTHER'] = 'ran'\n")
+    env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, str(other)]))
+    if switch:
+        env["AWS_PYTHON_KEEPALIVE"] = switch
+    return env
+
+
+def test_chains_to_hidden_usercustomize(tmp_path):
+    """Another usercustomize later on sys.path still runs (layer on)."""
+    completed = subprocess.run([PLAIN_PYTHON, "-c", REPORT], env=_chained_env(tmp_path, "1"),
+                               capture_output=True, text=True, timeout=30)
+    assert completed.stdout.split() == ["ran", "True"], completed.stderr
+
+
+def test_chains_when_off_and_imports_nothing(tmp_path):
+    """Layer off: the hidden usercustomize still runs, the package is not imported, no output."""
+    completed = subprocess.run([PLAIN_PYTHON, "-c", REPORT], env=_chained_env(tmp_path, None),
+                               capture_output=True, text=True, timeout=30)
+    assert completed.stdout.split() == ["ran", "False"], completed.stderr
+    assert completed.stderr == ""
+
+
+def test_sitecustomize_and_usercustomize_activate_once(tmp_path):
+    """Both of the layer's files run in one process: one activation, one startup line."""
+    env = dict(BASE_ENV, PYTHONPATH=LAYER, AWS_PYTHON_KEEPALIVE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    script = "import sys; print('usercustomize' in sys.modules, 'sitecustomize' in sys.modules)"
+    completed = subprocess.run([PLAIN_PYTHON, "-c", script], env=env,
+                               capture_output=True, text=True, timeout=30)
+    assert completed.stdout.split() == ["True", "True"], completed.stderr
+    startup = [line for line in completed.stderr.splitlines() if " on (via " in line]
+    assert len(startup) == 1 and "(via sitecustomize)" in startup[0], completed.stderr
