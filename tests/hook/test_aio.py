@@ -47,6 +47,15 @@ HANDLER = """
         def __init__(self, **kwargs):
             pass
 
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc):
+            pass
+
+        async def close(self):
+            pass
+
 
     def pooled_sockets(connector):
         return [entry[0].transport.get_extra_info("socket")
@@ -87,7 +96,7 @@ def _task(tmp_path, name):
     assert os.path.isfile(os.path.join(folder, ".done")), (
         "%s for Python %s missing under %r: run `make test`" % (name, MINOR, AIO_DIRS))
     task = tmp_path / "task"
-    task.mkdir()
+    task.mkdir(parents=True)
     for entry in os.listdir(folder):
         if entry != ".done":
             os.symlink(os.path.join(folder, entry), task / entry)
@@ -185,7 +194,7 @@ def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, se
     run = _run(run_function, tmp_path, name,
                {"url": server.url, "gaps": [0, 1.2], "config": {"connector_args": {"keepalive_timeout": 0.5}}},
                env=env)
-    warnings = [line for line in run.layer_lines if "connector_args" in line]
+    warnings = [line for line in run.layer_lines if "AioConfig(connector_args=" in line]
     assert len(warnings) == 1 and "'keepalive_timeout': 0.5" in warnings[0], run.stderr
     reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
     assert reasons == ["first use", "keepalive_timeout"], run.stderr
