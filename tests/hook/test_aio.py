@@ -188,9 +188,21 @@ def test_fresh_pooled_connection_is_reused(name, run_function, server, tmp_path)
 
 
 @pytest.mark.parametrize("name", MATRIX)
+def test_connection_kept_when_keepalive_answered_recently(name, run_function, server, tmp_path):
+    """Idle past MAX_IDLE but keep-alive probes answered (TCP_INFO last ACK recent): reused."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="2", AWS_PYTHON_KEEPALIVE_IDLE="1",
+               AWS_PYTHON_KEEPALIVE_INTERVAL="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "gaps": [0, 3.5], "config": {"connector_args": {"keepalive_timeout": 30}}},
+               env=env)
+    assert server.connections == 1 and server.requests == 2
+    assert any("keep-alive answered" in line for line in run.layer_lines), run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
 def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, server, tmp_path):
-    """User's connector_args: one warning with their values; aiohttp's own idle close is named."""
-    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    """User's connector_args: one warning with their values, kept with POOL_SIZE; aiohttp's close named."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1", AWS_PYTHON_KEEPALIVE_POOL_SIZE="32")
     run = _run(run_function, tmp_path, name,
                {"url": server.url, "gaps": [0, 1.2], "config": {"connector_args": {"keepalive_timeout": 0.5}}},
                env=env)
@@ -198,7 +210,7 @@ def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, se
     assert len(warnings) == 1 and "'keepalive_timeout': 0.5" in warnings[0], run.stderr
     reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
     assert reasons == ["first use", "keepalive_timeout"], run.stderr
-    assert _timers(run) == [(1, 60, 10, 3)]
+    assert _timers(run) == [(1, 60, 10, 3)] and run.result["limit"] == 32
 
 
 @pytest.mark.parametrize("name", MATRIX)
