@@ -37,6 +37,7 @@ help:
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
 	@echo "make lint       ruff on all Python, sam validate --lint"
 	@echo "make bench      the hook's startup cost, switch off and on"
+	@echo "make bench-aio  what patching aiobotocore costs when the function imports it"
 	@echo "make coldstart  import boto3 + first client, with and without the shipped bytecode"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
@@ -85,6 +86,11 @@ $(VENV)/aio/%/.done: | $(UV)
 lock-aio: | $(UV)
 	for n in $(AIO_MATRIX) $(AIO_OLD_AIOHTTP); do $(UV) pip compile -q --universal --python-version 3.10 \
 	  --generate-hashes --no-header tests/aio/$$n.in -o tests/aio/$$n.txt; done
+
+# What patching aiobotocore costs (once, when the function imports it); numbers for docs/async.md.
+.PHONY: bench-aio
+bench-aio: $(VENV)/test-3.12/bin/python $(filter $(VENV)/aio/3.12/%,$(AIO_DIRS))
+	$(VENV)/test-3.12/bin/python bench/aio_patch.py
 
 .PHONY: test test-hook
 test: test-hook test-build test-lab
