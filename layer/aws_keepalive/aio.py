@@ -250,10 +250,11 @@ def _patch_connector(connector, socket_options, max_idle_s):
                 reason = "pool full"
             else:
                 reason = "peer closed"
+        # Marked before the await: concurrent tasks start their connects before the first ends.
+        state.opened.add(key)
         started = time.perf_counter()
         protocol = await original_create(req, *args, **kwargs)
         try:
-            state.opened.add(key)
             _set_socket_options(protocol, state.socket_options)
             if diagnostics.debug_enabled:
                 connect_ms = (time.perf_counter() - started) * 1000.0

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from conftest import ON
+from ddb_server import DynamoDBShapedServer
 
 AIO_DIRS = os.environ.get("AWS_KEEPALIVE_AIO_DIRS", "")
 MINOR = "%d.%d" % sys.version_info[:2]
@@ -58,8 +59,8 @@ HANDLER = """
 
 
     def pooled_sockets(connector):
-        return [entry[0].transport.get_extra_info("socket")
-                for entry in sum((list(conns) for conns in connector._conns.values()), [])]
+        protocols = [entry[0] for conns in connector._conns.values() for entry in conns]
+        return [p.transport.get_extra_info("socket") for p in protocols if p.transport is not None]
 
 
     async def run(event):
@@ -78,7 +79,8 @@ HANDLER = """
                 return report
             for gap in event.get("gaps", [0]):
                 await asyncio.sleep(gap)
-                await client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+                await asyncio.gather(*[client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+                                       for _ in range(event.get("concurrent", 1))])
             connector = client._endpoint.http_session._sessions[None].connector
             report["limit"] = connector.limit
             report["options"] = [keepalive_probe.socket_options(sock)
@@ -173,8 +175,7 @@ def test_max_idle_replaces_pooled_connection(name, run_function, server, tmp_pat
     env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
     run = _run(run_function, tmp_path, name, {"url": server.url, "gaps": [0, 1.6]}, env=env)
     assert server.connections == 2 and server.requests == 2
-    reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
-    assert reasons == ["first use", "max idle"], run.stderr
+    assert _reasons(run) == ["first use", "max idle"], run.stderr
     assert _timers(run) == [(1, 60, 10, 3)]
 
 
@@ -208,8 +209,7 @@ def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, se
                env=env)
     warnings = [line for line in run.layer_lines if "AioConfig(connector_args=" in line]
     assert len(warnings) == 1 and "'keepalive_timeout': 0.5" in warnings[0], run.stderr
-    reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
-    assert reasons == ["first use", "keepalive_timeout"], run.stderr
+    assert _reasons(run) == ["first use", "keepalive_timeout"], run.stderr
     assert _timers(run) == [(1, 60, 10, 3)] and run.result["limit"] == 32
 
 
@@ -236,3 +236,28 @@ def test_failure_inside_patch_is_reported_once_and_client_works(name, step, run_
         assert _timers(run) == [(0, 7200, 75, 9)] and run.result["limit"] == 20
     else:
         assert _timers(run) == [(1, 60, 10, 3)] and run.result["limit"] == 10
+
+
+def _reasons(run):
+    return [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_concurrent_tasks_open_connections_labelled_pool_full(name, run_function, tmp_path):
+    """Three concurrent puts on a slow server: three connections, the later two labelled "pool full"."""
+    with DynamoDBShapedServer(delay_s=0.3) as slow:
+        run = _run(run_function, tmp_path, name, {"url": slow.url, "concurrent": 3},
+                   env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+        assert slow.connections == 3
+    assert sorted(_reasons(run)) == ["first use", "pool full", "pool full"], run.stderr
+    assert _timers(run) == [(1, 60, 10, 3)] * 3
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_connection_closed_by_peer_is_labelled(name, run_function, tmp_path):
+    """The server closes each connection after answering: the next one is labelled "peer closed"."""
+    with DynamoDBShapedServer(close_after_response=True) as closing:
+        run = _run(run_function, tmp_path, name, {"url": closing.url, "gaps": [0, 0.3]},
+                   env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+        assert closing.connections == 2 and closing.requests == 2
+    assert _reasons(run) == ["first use", "peer closed"], run.stderr
