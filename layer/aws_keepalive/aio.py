@@ -333,9 +333,11 @@ def _drop_stale(connector, state, key, keepalive_timeout):
             if since is not None:
                 state.resting[id(protocol)] = (key, protocol, since)
             if answered_s is not None:
+                host = getattr(key, "host", "?")
                 diagnostics.debug(
-                    "reusing connection idle %.0f s: keep-alive answered %.1f s ago (aiobotocore)"
-                    % (idle_s, answered_s),
+                    "reusing connection to %s:%s idle %.0f s: keep-alive answered %.1f s ago (aiobotocore)"
+                    % (host, getattr(key, "port", "?"), idle_s, answered_s),
+                    host=host,
                     idle_s=round(idle_s, 3),
                     keepalive_answered_s=answered_s,
                 )
