@@ -71,10 +71,17 @@ HANDLER = """
             config = AioConfig(**config)
         report = {"aiobotocore": aiobotocore.__version__, "botocore": botocore.__file__}
         session = get_session()
-        async with session.create_client("dynamodb", region_name="us-east-1",
-                                         endpoint_url=event["url"], config=config,
-                                         verify=event.get("ca")) as client:
+        if event.get("by_position"):
+            # service, region, api_version, use_ssl, verify, endpoint_url, 3 credentials, config
+            creating = session.create_client("dynamodb", "us-east-1", None, True, None, event["url"],
+                                             None, None, None, config)
+        else:
+            creating = session.create_client("dynamodb", region_name="us-east-1",
+                                             endpoint_url=event["url"], config=config,
+                                             verify=event.get("ca"))
+        async with creating as client:
             report["pool"] = client.meta.config.max_pool_connections
+            report["read_timeout"] = client.meta.config.read_timeout
             if event.get("no_requests"):
                 return report
             for gap in event.get("gaps", [0]):
@@ -157,6 +164,15 @@ def test_pool_size_from_variable_and_users_wins(name, run_function, server, tmp_
     run = _run(run_function, tmp_path / "user", name,
                {"url": server.url, "config": {"max_pool_connections": 5, "read_timeout": 7}}, env=env)
     assert (run.result["pool"], run.result["limit"]) == (5, 5)
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_pool_size_with_config_by_position(name, run_function, server, tmp_path):
+    """AioConfig passed by position: POOL_SIZE is merged into it, its own read_timeout kept."""
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "by_position": True, "config": {"read_timeout": 7}},
+               env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="24"))
+    assert (run.result["pool"], run.result["limit"], run.result["read_timeout"]) == (24, 24, 7)
 
 
 @pytest.mark.parametrize("name", MATRIX)
