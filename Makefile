@@ -34,6 +34,8 @@ help:
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one); prints sha256 and sizes"
 	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
+	@echo "make wheel      build/aws_python_keepalive-<version>-py3-none-any.whl (container images, bundles)"
+	@echo "make publish-wheel  upload the wheel to INDEX_URL with TOKEN (or INDEX_USER/INDEX_PASSWORD)"
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
 	@echo "make lint       ruff on all Python, sam validate --lint"
 	@echo "make bench      the hook's startup cost, switch off and on"
@@ -189,6 +191,39 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 coldstart: $(LAYER_ZIP)
 	$(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) $(addprefix --python ,$(LAYER_PYTHONS))
 
+# --- wheel: the hook for container images, bundled dependencies, any Python process (issue 7) ---
+# (targets: wheel, publish-wheel, lock-wheel)
+# The wheel holds aws_keepalive/ and aws_keepalive.pth only (no boto3/botocore, no sitecustomize);
+# tools/build_wheel.py is stdlib only and reproducible, like the layer build.
+WHEEL = $(shell $(TOOL_PYTHON) tools/build_wheel.py --hook layer --out-dir $(BUILD_DIR) --print-path)
+WHEEL_TOOLS_PY := $(VENV)/wheel-tools/bin/python
+PYPISERVER_PY := $(VENV)/pypiserver/bin/python
+
+# twine (publish) and pypiserver (the publish test's local index), each from its hash-pinned lock.
+$(WHEEL_TOOLS_PY) $(PYPISERVER_PY): $(VENV)/%/bin/python: tools/%.txt | $(UV)
+	rm -rf $(VENV)/$*
+	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*
+	$(UV) pip install -q --python $@ --require-hashes -r tools/$*.txt
+	touch $@
+
+# make wheel: always rebuilds (it is reproducible) and prints the path, sha256 and size.
+.PHONY: wheel publish-wheel lock-wheel
+wheel:
+	$(TOOL_PYTHON) tools/build_wheel.py --hook layer --out-dir $(BUILD_DIR)
+
+# make publish-wheel INDEX_URL=https://upload.pypi.org/legacy/ TOKEN=... (or INDEX_USER + INDEX_PASSWORD).
+publish-wheel: wheel $(WHEEL_TOOLS_PY)
+	$(WHEEL_TOOLS_PY) tools/publish_wheel.py --wheel $(WHEEL)
+
+# The wheel tests (tests/build/test_wheel.py, test_publish_wheel.py) get their tools from here; the
+# stand-in runtime venv runs the bundled-wheel function.
+test-build: $(WHEEL_TOOLS_PY) $(PYPISERVER_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
+test-build: export AWS_KEEPALIVE_PYPISERVER := $(CURDIR)/$(VENV)/pypiserver/bin/pypi-server
+
+lock-wheel: | $(UV)
+	for n in wheel-tools pypiserver; do $(UV) pip compile -q --universal --python-version 3.12 --generate-hashes \
+	  tools/$$n.in -o tools/$$n.txt; done
+
 # --- lab and demo (issue 4) ---------------------------------------------------------------------
 # (targets: lab, demo, test-lab)
 
@@ -249,6 +284,42 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 	@$(VENV)/test-3.12/bin/python -m pytest -q -rs -p no:cacheprovider tests/lab || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
+# --- async clients and throughput (issue 8, parts 3-4) ------------------------------------------
+# (targets: measure-async, bench-throughput, lock-async)
+# lab/async-requirements.txt pins the newest aiobotocore with the botocore it pins and a matching
+# boto3. The stand-in functions bundle it in their task folder (lab/async_patterns.py makes it on
+# first use). The throughput bench runs on .venv/bench: lab/bench-requirements.txt (the same
+# clients plus trustme for the TLS front). test-lab needs both (the line after lock-async).
+BENCH_PY := $(VENV)/bench/bin/python
+$(BENCH_PY): lab/bench-requirements.txt | $(UV)
+	rm -rf $(VENV)/bench
+	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/bench
+	$(UV) pip install -q --python $@ --require-hashes -r lab/bench-requirements.txt
+	touch $@
+
+# Client patterns of async functions: new connections per invocation and p50 (prints a table; root).
+.PHONY: measure-async
+measure-async: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256
+	$(VENV)/test-3.12/bin/python -m lab.async_patterns
+
+# Sequential / threads / aiobotocore PutItem throughput against DynamoDB Local over TLS behind Netem;
+# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY.
+BENCH_N ?= 2000
+BENCH_RTT_MS ?= 4
+BENCH_CONCURRENCY ?= 32
+.PHONY: bench-throughput
+bench-throughput: lab-deps $(BENCH_PY)
+	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
+	  --concurrency $(BENCH_CONCURRENCY) --json $(BUILD_DIR)/bench-throughput.json
+
+.PHONY: lock-async
+lock-async: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/async-requirements.in \
+	  -o lab/async-requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/bench-requirements.in \
+	  -o lab/bench-requirements.txt
+test-lab: $(BENCH_PY)
+
 # --- locks ------------------------------------------------------------------------------------
 .PHONY: lock
 lock: | $(UV)
@@ -263,7 +334,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-aio
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio
 
 .PHONY: clean
 clean:

@@ -4,7 +4,10 @@ Steps, each a function below:
 
 1. install ``layer/requirements.txt`` into ``<work>/python`` with uv: ``--require-hashes``, wheels
    only, no dependency resolution (the lock already lists every dependency);
-2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``sitecustomize.py``) next to them;
+2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``sitecustomize.py``) next to them, with
+   the package's ``*.dist-info`` (the wheel's METADATA and entry points, written by
+   tools/build_wheel.py) so that importlib.metadata, and OpenTelemetry's
+   ``opentelemetry_pre_instrument`` entry point lookup, find the hook on /opt/python;
 3. prune what a function never needs (installer caches, console scripts, test folders) and, for a
    trimmed build, the botocore/boto3 service models not asked for;
 4. compile bytecode with every supported CPython found on this machine;
@@ -34,6 +37,9 @@ import subprocess
 import sys
 import time
 import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
 
 # The hook's files, relative to the hook source folder (layer/).
 HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py")
@@ -213,6 +219,7 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None):
     os.makedirs(target)
     install_dependencies(uv, requirements, target, pythons[0] if pythons else sys.executable)
     copy_hook(hook_dir, target)
+    build_wheel.write_dist_info(hook_dir, target)
     prune(target)
     if services:
         trim_services(target, services)

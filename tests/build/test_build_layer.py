@@ -1,6 +1,7 @@
 """tools/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming."""
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import marshal
@@ -11,6 +12,8 @@ import zipfile
 
 import pytest
 from conftest import REPO, STANDIN, env, extract, interpreters, make_layer
+
+import build_wheel
 
 # Size budget (decimal megabytes): Lambda allows 50 MB zipped and 250 MB unzipped for a function
 # and all its layers together; this layer must leave most of that to the function.
@@ -68,6 +71,16 @@ def test_hook_files_are_shipped_as_in_the_source(layer):
                 assert archive.read("python/" + relative) == handle.read(), relative
 
 
+def test_layer_carries_the_hooks_dist_info_with_the_otel_entry_point(opt):
+    """importlib.metadata finds aws-python-keepalive (the hook's version) and its OTel entry point in python/."""
+    (distribution,) = [d for d in importlib.metadata.distributions(path=[os.path.join(opt, "python")])
+                       if d.metadata["Name"] == "aws-python-keepalive"]
+    assert distribution.version == build_wheel.source_version(os.path.join(REPO, "layer"))
+    assert "Requires-Dist" not in distribution.read_text("METADATA")
+    (entry_point,) = distribution.entry_points.select(group="opentelemetry_pre_instrument")
+    assert (entry_point.name, entry_point.value) == ("aws_keepalive", "aws_keepalive:opentelemetry_pre_instrument")
+
+
 def test_every_module_has_unchecked_hash_bytecode_for_each_cpython(layer):
     """Each .py has a .pyc per CPython on this machine, hash-based and never checked against the source."""
     minors = sorted(interpreters())
@@ -113,7 +126,8 @@ def test_no_build_path_leaks_into_the_zip(layer):
 
 
 def test_caches_scripts_and_tests_removed_but_metadata_kept(layer, opt):
-    """No console scripts, test folders or stray caches; importlib.metadata still sees every distribution."""
+    """No console scripts, test folders or stray caches; importlib.metadata still sees every distribution
+    (the pinned ones and the hook's own)."""
     all_names = names(layer[0])
     assert not [name for name in all_names if name.startswith("python/bin/")]
     assert not [name for name in all_names if "/tests/" in name or "/test/" in name]
@@ -127,6 +141,7 @@ def test_caches_scripts_and_tests_removed_but_metadata_kept(layer, opt):
     )
     found = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                       check=True, env=env()).stdout)
+    pins["aws-python-keepalive"] = build_wheel.source_version(os.path.join(REPO, "layer"))
     assert found == pins
 
 

@@ -1,0 +1,168 @@
+"""Benchmark: PutItem throughput of sequential, threaded and async clients, beside the server's limit.
+
+    make bench-throughput [BENCH_N=2000] [BENCH_RTT_MS=4] [BENCH_CONCURRENCY=32]
+    .venv/bench/bin/python bench/throughput.py --items 2000 --rtt-ms 4 --concurrency 32 --json out.json
+
+Prints a table and writes the same rows to ``--json``; asserts nothing (tests/lab/
+test_bench_throughput.py runs it small and checks the rows are consistent).
+
+The seed comparison (one of the articles this project started from, 10 000 DynamoDB writes:
+sequential boto3 832.65, threaded boto3 71.23, aiohttp with hand-signed requests 11.06, i.e.
+1 : 11.7 : 75) reproduced in the lab: DynamoDB Local (lab/dynamodb.py) behind the TLS front
+(lab/tls_front.py) behind Netem (lab/netem.py) adding ``--rtt-ms`` of round trip. Each
+configuration gets a fresh Netem, so its ``accepted`` count is that configuration's new connections
+(TCP + TLS handshakes across the RTT), warm-up included. Each configuration runs in its own
+interpreter (bench/throughput_worker.py): cold, and with the layer (``layer/`` added as a site
+directory, switch on, ``AWS_PYTHON_KEEPALIVE_POOL_SIZE=concurrency``) or without it.
+
+Rows: ``sequential``, ``threads-stock``, ``threads-layer``, ``aiobotocore-stock``,
+``aiobotocore-layer``, then ``raw`` (the limit: a client that costs nothing, same network, same
+concurrency) and ``raw-no-network`` (the same client straight to DynamoDB Local's plain HTTP port:
+the server alone, what no client can beat on this machine).
+
+Why the ratios differ from the article's: its server was real DynamoDB far away (tens of ms per
+round trip, the server scaling out); here the round trip is a few ms and one DynamoDB Local JVM
+on a shared 2-core machine does the work, so the server's own cost per put caps every concurrent
+configuration long before 32-way concurrency would (``raw`` shows where).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+WORKER = os.path.join(REPO, "bench", "throughput_worker.py")
+LAYER = os.path.join(REPO, "layer")
+TABLE = "bench-throughput"
+# The article's ratios to sequential (832.65 / 71.23 and 832.65 / 11.06), printed beside ours.
+ARTICLE = {"sequential": 1.0, "threads": 832.65 / 71.23, "async": 832.65 / 11.06}
+# (configuration, worker configuration, layer on, through the network)
+PLAN = (
+    ("sequential", "sequential", False, True),
+    ("threads-stock", "threads-stock", False, True),
+    ("threads-layer", "threads-layer", True, True),
+    ("aiobotocore-stock", "aiobotocore-stock", False, True),
+    ("aiobotocore-layer", "aiobotocore-layer", True, True),
+    ("raw", "raw", False, True),
+    ("raw-no-network", "raw", False, False),
+)
+WORKER_TIMEOUT = 600.0
+
+
+def percentile(values, fraction):
+    """Nearest-rank percentile of a non-empty list."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+
+
+def worker_env(ddb, layer_on, concurrency):
+    """An explicit environment: this machine exports AWS_* variables the comparison must not see.
+    The credentials and region are the lab's (lab.function_net.create_table makes the table in the
+    database of that access key; DynamoDB Local keeps one per key and region)."""
+    from lab.lambda_env import BASE_ENV
+
+    keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root"),
+           "AWS_CA_BUNDLE": ddb.ca_bundle_path, "AWS_EC2_METADATA_DISABLED": "true",
+           **{key: BASE_ENV[key] for key in keys}}
+    if layer_on:
+        env.update({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_POOL_SIZE": str(concurrency)})
+    return env
+
+
+def run_configuration(ddb, name, worker_name, layer_on, networked, args):
+    """One worker run; returns its row (plus the raw worker output for the caller's checks)."""
+    from lab.netem import Netem
+
+    netem = Netem(ddb.tls_address, rtt=args.rtt_ms / 1000.0).start() if networked else None
+    try:
+        endpoint = "https://127.0.0.1:%d" % netem.port if netem else ddb.http_url
+        command = [sys.executable, WORKER, "--configuration", worker_name, "--items", str(args.items),
+                   "--concurrency", str(args.concurrency), "--endpoint", endpoint, "--table", TABLE]
+        if layer_on:
+            command += ["--layer", LAYER]
+        proc = subprocess.run(command, env=worker_env(ddb, layer_on, args.concurrency), capture_output=True,
+                              text=True, timeout=WORKER_TIMEOUT)
+        if proc.returncode != 0:
+            raise RuntimeError("%s failed (%d):\n%s" % (name, proc.returncode, proc.stderr[-3000:]))
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        new_connections = netem.accepted if netem else None
+    finally:
+        if netem is not None:
+            netem.stop()
+    latencies_ms = [s * 1000 for s in out["latencies_s"]]
+    row = {"configuration": name, "items": out["items"],
+           "items_per_s": round(out["items"] / out["elapsed_s"], 1),
+           "p50_ms": round(statistics.median(latencies_ms), 2),
+           "p99_ms": round(percentile(latencies_ms, 0.99), 2),
+           "new_connections": new_connections, "pool_discards": out["pool_discards"]}
+    return row, out
+
+
+def article_ratio(name):
+    if name == "sequential":
+        return ARTICLE["sequential"]
+    if name.startswith("threads"):
+        return ARTICLE["threads"]
+    if name.startswith("aiobotocore") or name == "raw":
+        return ARTICLE["async"]
+    return None
+
+
+def format_table(rows, args):
+    sequential = next((r["items_per_s"] for r in rows if r["configuration"] == "sequential"), None)
+    head = "%-19s %6s %9s %8s %9s %9s %9s %9s %9s" % (
+        "configuration", "items", "items/s", "p50 ms", "p99 ms", "new conn", "discards", "ratio", "article")
+    lines = ["PutItem throughput: N=%d, RTT %s ms, concurrency %d (DynamoDB Local over TLS behind Netem)"
+             % (args.items, args.rtt_ms, args.concurrency), head, "-" * len(head)]
+    for r in rows:
+        ratio = "%.1f" % (r["items_per_s"] / sequential) if sequential else "-"
+        article = article_ratio(r["configuration"])
+        lines.append("%-19s %6d %9.1f %8.2f %9.2f %9s %9d %9s %9s" % (
+            r["configuration"], r["items"], r["items_per_s"], r["p50_ms"], r["p99_ms"],
+            "-" if r["new_connections"] is None else r["new_connections"], r["pool_discards"], ratio,
+            "-" if article is None else "%.1f" % article))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--items", type=int, default=2000)
+    p.add_argument("--rtt-ms", type=float, default=4.0)
+    p.add_argument("--concurrency", type=int, default=32)
+    p.add_argument("--json", default=os.path.join(REPO, "build", "bench-throughput.json"))
+    args = p.parse_args(argv)
+    from lab.dynamodb import DynamoDBLocal
+    from lab.function_net import create_table
+
+    rows = []
+    notes = []
+    with DynamoDBLocal() as ddb:
+        create_table(ddb, TABLE)
+        for name, worker_name, layer_on, networked in PLAN:
+            started = time.monotonic()
+            row, out = run_configuration(ddb, name, worker_name, layer_on, networked, args)
+            rows.append(row)
+            if name == "aiobotocore-layer" and "aws_keepalive.aio" not in out["layer_modules"]:
+                notes.append("aiobotocore-layer: this layer has no aiobotocore patch (aws_keepalive.aio was "
+                             "not imported): the row is the stock client with the layer present")
+            print("  %-19s done in %.1f s" % (name, time.monotonic() - started), file=sys.stderr)
+    print(format_table(rows, args))
+    for note in notes:
+        print("note: " + note)
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as stream:
+        json.dump({"items": args.items, "rtt_ms": args.rtt_ms, "concurrency": args.concurrency,
+                   "notes": notes, "rows": rows}, stream, indent=2)
+        stream.write("\n")
+    print("wrote " + args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
