@@ -40,8 +40,10 @@ help:
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
 	@echo "make lint       ruff on all Python, sam validate --lint"
 	@echo "make bench      the hook's startup cost, switch off and on"
+	@echo "make bench-aio  what patching aiobotocore costs when the function imports it"
 	@echo "make coldstart  import boto3 + first client, with and without the shipped bytecode"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
+	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
 	@echo "make clean      remove build outputs and venvs"
 
 # --- bootstrap: uv from a hash-pinned requirement, installed with pip ------------------------
@@ -68,14 +70,40 @@ $(VENV)/botocore/%/.done: | $(UV)
 	  --require-hashes --no-deps -r tests/botocore/$$v.txt
 	touch $@
 
+# aiobotocore matrix (issue 8): the newest aiobotocore, the newest of its previous major line, the
+# newest aioboto3 (which pins an older aiobotocore), each with the botocore and aiohttp it pins
+# (tests/aio/<name>.txt, from tests/aio/<name>.in by `make lock-aio`); plus 2.26.0 on the oldest
+# aiohttp it allows, 3.9.5 (its connector API differs: synchronous _get), which has no wheels for
+# CPython 3.13. Each in its own folder per interpreter, a stand-in /var/task copy.
+AIO_MATRIX := aiobotocore-3.10.0 aiobotocore-2.26.0 aioboto3-15.5.0
+AIO_OLD_AIOHTTP := aiobotocore-2.26.0-aiohttp-3.9.5
+AIO_DIRS := $(foreach p,$(PYTHON_MINORS),$(foreach n,$(AIO_MATRIX),$(VENV)/aio/$(p)/$(n)/.done)) \
+            $(foreach p,3.10 3.11 3.12,$(VENV)/aio/$(p)/$(AIO_OLD_AIOHTTP)/.done)
+$(VENV)/aio/%/.done: | $(UV)
+	@p=$$(dirname $*); n=$$(basename $*); rm -rf $(VENV)/aio/$*; \
+	$(UV) pip install -q --target $(VENV)/aio/$$p/$$n --python $(call python_for,$(firstword $(subst /, ,$*))) \
+	  --require-hashes --no-deps -r tests/aio/$$n.txt
+	touch $@
+
+.PHONY: lock-aio
+lock-aio: | $(UV)
+	for n in $(AIO_MATRIX) $(AIO_OLD_AIOHTTP); do $(UV) pip compile -q --universal --python-version 3.10 \
+	  --generate-hashes --no-header tests/aio/$$n.in -o tests/aio/$$n.txt; done
+
+# What patching aiobotocore costs (once, when the function imports it); numbers for docs/async.md.
+.PHONY: bench-aio
+bench-aio: $(VENV)/test-3.12/bin/python $(filter $(VENV)/aio/3.12/%,$(AIO_DIRS))
+	$(VENV)/test-3.12/bin/python bench/aio_patch.py
+
 .PHONY: test test-hook
 test: test-hook test-build test-lab
 
 # Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
-test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS)
+test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
 	@for p in $(PYTHON_MINORS); do \
 	  echo "== hook tests on CPython $$p"; \
 	  AWS_KEEPALIVE_BOTOCORE_DIRS=$(CURDIR)/$(VENV)/botocore AWS_KEEPALIVE_OLD_PYTHON=$(OLD_PYTHON) \
+	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \
 	    $(VENV)/test-$$p/bin/python -m pytest -q -p no:cacheprovider tests/hook || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \
 	  [ $$rc -eq 0 ] || exit $$rc; \
@@ -333,7 +361,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-soak-aio
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-soak-aio lock-aio
 
 .PHONY: clean
 clean:

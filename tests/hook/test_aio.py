@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from conftest import ON
+from ddb_server import DynamoDBShapedServer
 
 AIO_DIRS = os.environ.get("AWS_KEEPALIVE_AIO_DIRS", "")
 MINOR = "%d.%d" % sys.version_info[:2]
@@ -47,10 +48,19 @@ HANDLER = """
         def __init__(self, **kwargs):
             pass
 
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc):
+            pass
+
+        async def close(self):
+            pass
+
 
     def pooled_sockets(connector):
-        return [entry[0].transport.get_extra_info("socket")
-                for entry in sum((list(conns) for conns in connector._conns.values()), [])]
+        protocols = [entry[0] for conns in connector._conns.values() for entry in conns]
+        return [p.transport.get_extra_info("socket") for p in protocols if p.transport is not None]
 
 
     async def run(event):
@@ -61,15 +71,23 @@ HANDLER = """
             config = AioConfig(**config)
         report = {"aiobotocore": aiobotocore.__version__, "botocore": botocore.__file__}
         session = get_session()
-        async with session.create_client("dynamodb", region_name="us-east-1",
-                                         endpoint_url=event["url"], config=config,
-                                         verify=event.get("ca")) as client:
+        if event.get("by_position"):
+            # service, region, api_version, use_ssl, verify, endpoint_url, 3 credentials, config
+            creating = session.create_client("dynamodb", "us-east-1", None, True, None, event["url"],
+                                             None, None, None, config)
+        else:
+            creating = session.create_client("dynamodb", region_name="us-east-1",
+                                             endpoint_url=event["url"], config=config,
+                                             verify=event.get("ca"))
+        async with creating as client:
             report["pool"] = client.meta.config.max_pool_connections
+            report["read_timeout"] = client.meta.config.read_timeout
             if event.get("no_requests"):
                 return report
             for gap in event.get("gaps", [0]):
                 await asyncio.sleep(gap)
-                await client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+                await asyncio.gather(*[client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+                                       for _ in range(event.get("concurrent", 1))])
             connector = client._endpoint.http_session._sessions[None].connector
             report["limit"] = connector.limit
             report["options"] = [keepalive_probe.socket_options(sock)
@@ -87,7 +105,7 @@ def _task(tmp_path, name):
     assert os.path.isfile(os.path.join(folder, ".done")), (
         "%s for Python %s missing under %r: run `make test`" % (name, MINOR, AIO_DIRS))
     task = tmp_path / "task"
-    task.mkdir()
+    task.mkdir(parents=True)
     for entry in os.listdir(folder):
         if entry != ".done":
             os.symlink(os.path.join(folder, entry), task / entry)
@@ -149,6 +167,15 @@ def test_pool_size_from_variable_and_users_wins(name, run_function, server, tmp_
 
 
 @pytest.mark.parametrize("name", MATRIX)
+def test_pool_size_with_config_by_position(name, run_function, server, tmp_path):
+    """AioConfig passed by position: POOL_SIZE is merged into it, its own read_timeout kept."""
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "by_position": True, "config": {"read_timeout": 7}},
+               env=dict(ON, AWS_PYTHON_KEEPALIVE_POOL_SIZE="24"))
+    assert (run.result["pool"], run.result["limit"], run.result["read_timeout"]) == (24, 24, 7)
+
+
+@pytest.mark.parametrize("name", MATRIX)
 def test_pool_size_out_of_range_warns_and_keeps_default(name, run_function, server, tmp_path):
     """POOL_SIZE=5000 (beyond the range): a warning naming it and its value; aiobotocore's 10 stays."""
     run = _run(run_function, tmp_path, name, {"url": server.url},
@@ -164,8 +191,7 @@ def test_max_idle_replaces_pooled_connection(name, run_function, server, tmp_pat
     env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
     run = _run(run_function, tmp_path, name, {"url": server.url, "gaps": [0, 1.6]}, env=env)
     assert server.connections == 2 and server.requests == 2
-    reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
-    assert reasons == ["first use", "max idle"], run.stderr
+    assert _reasons(run) == ["first use", "max idle"], run.stderr
     assert _timers(run) == [(1, 60, 10, 3)]
 
 
@@ -179,17 +205,28 @@ def test_fresh_pooled_connection_is_reused(name, run_function, server, tmp_path)
 
 
 @pytest.mark.parametrize("name", MATRIX)
+def test_connection_kept_when_keepalive_answered_recently(name, run_function, server, tmp_path):
+    """Idle past MAX_IDLE but keep-alive probes answered (TCP_INFO last ACK recent): reused."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="2", AWS_PYTHON_KEEPALIVE_IDLE="1",
+               AWS_PYTHON_KEEPALIVE_INTERVAL="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "gaps": [0, 3.5], "config": {"connector_args": {"keepalive_timeout": 30}}},
+               env=env)
+    assert server.connections == 1 and server.requests == 2
+    assert any("keep-alive answered" in line for line in run.layer_lines), run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
 def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, server, tmp_path):
-    """User's connector_args: one warning with their values; aiohttp's own idle close is named."""
-    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    """User's connector_args: one warning with their values, kept with POOL_SIZE; aiohttp's close named."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1", AWS_PYTHON_KEEPALIVE_POOL_SIZE="32")
     run = _run(run_function, tmp_path, name,
                {"url": server.url, "gaps": [0, 1.2], "config": {"connector_args": {"keepalive_timeout": 0.5}}},
                env=env)
-    warnings = [line for line in run.layer_lines if "connector_args" in line]
+    warnings = [line for line in run.layer_lines if "AioConfig(connector_args=" in line]
     assert len(warnings) == 1 and "'keepalive_timeout': 0.5" in warnings[0], run.stderr
-    reasons = [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
-    assert reasons == ["first use", "keepalive_timeout"], run.stderr
-    assert _timers(run) == [(1, 60, 10, 3)]
+    assert _reasons(run) == ["first use", "keepalive_timeout"], run.stderr
+    assert _timers(run) == [(1, 60, 10, 3)] and run.result["limit"] == 32
 
 
 @pytest.mark.parametrize("name", MATRIX)
@@ -215,3 +252,28 @@ def test_failure_inside_patch_is_reported_once_and_client_works(name, step, run_
         assert _timers(run) == [(0, 7200, 75, 9)] and run.result["limit"] == 20
     else:
         assert _timers(run) == [(1, 60, 10, 3)] and run.result["limit"] == 10
+
+
+def _reasons(run):
+    return [line.split("(")[1].split(")")[0] for line in _new_connections(run)]
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_concurrent_tasks_open_connections_labelled_pool_full(name, run_function, tmp_path):
+    """Three concurrent puts on a slow server: three connections, the later two labelled "pool full"."""
+    with DynamoDBShapedServer(delay_s=0.3) as slow:
+        run = _run(run_function, tmp_path, name, {"url": slow.url, "concurrent": 3},
+                   env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+        assert slow.connections == 3
+    assert sorted(_reasons(run)) == ["first use", "pool full", "pool full"], run.stderr
+    assert _timers(run) == [(1, 60, 10, 3)] * 3
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_connection_closed_by_peer_is_labelled(name, run_function, tmp_path):
+    """The server closes each connection after answering: the next one is labelled "peer closed"."""
+    with DynamoDBShapedServer(close_after_response=True) as closing:
+        run = _run(run_function, tmp_path, name, {"url": closing.url, "gaps": [0, 0.3]},
+                   env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+        assert closing.connections == 2 and closing.requests == 2
+    assert _reasons(run) == ["first use", "peer closed"], run.stderr

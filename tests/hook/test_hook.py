@@ -1,4 +1,4 @@
-"""hook.py: the post-import hook that patches botocore when, and only when, it is imported."""
+"""hook.py: the post-import hook that patches botocore (and aiobotocore) when, and only when, imported."""
 
 from conftest import LAYER, python_with_layer
 
@@ -76,3 +76,35 @@ def test_activate_after_botocore_import_patches_existing(server):
         env={"AWS_PYTHON_KEEPALIVE": "1"},
     )
     assert out == "60"
+
+
+def test_each_watched_module_has_its_own_finder():
+    """Two targets: each callback runs after its own module only; each finder leaves on its own."""
+    out = _python(
+        "from aws_keepalive import hook\n"
+        "seen = []\n"
+        "hook.install(lambda module: seen.append(module.__name__))\n"
+        "hook.install(lambda module: seen.append(module.__name__), 'json.decoder')\n"
+        "import json\n"
+        "print(seen, hook.installed(), hook.installed('json.decoder'))\n"
+        "import botocore.session\n"
+        "print(seen, hook.installed())\n"
+    )
+    assert out.splitlines() == ["['json.decoder'] True False",
+                                "['json.decoder', 'botocore.session'] False"]
+
+
+def test_botocore_function_never_imports_aiohttp(server):
+    """Switch on, a botocore-only function: aiobotocore's hook waits, aiohttp is never imported."""
+    out = _python(
+        "import sys\n"
+        "import aws_keepalive\n"
+        "aws_keepalive.activate('test')\n"
+        "import botocore.session\n"
+        "client = botocore.session.get_session().create_client('dynamodb', endpoint_url=%r)\n"
+        "client.put_item(TableName='table', Item={'pk': {'S': '1'}})\n"
+        "print(sorted(n for n in sys.modules if n.split('.')[0] in ('aiohttp', 'aiobotocore')),"
+        " aws_keepalive.hook.installed('aiobotocore.session'))\n" % server.url,
+        env={"AWS_PYTHON_KEEPALIVE": "1"},
+    )
+    assert out == "[] True"
