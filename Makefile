@@ -6,12 +6,21 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # --- interpreters -----------------------------------------------------------------------------
-# The CPython minors the layer supports and that this machine has (through pyenv).
-PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
+# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13. Each is looked
+# up once per make run by tools/find-python (pyenv, then python3.X on PATH, then uv-managed; see
+# tools/find_python.py): PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
 PYTHON_MINORS := 3.10 3.11 3.12 3.13
-python_for = $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python3)))
-# Tools (uv, ruff, build scripts) run on one interpreter.
-TOOL_PYTHON := $(call python_for,3.12)
+LAYER_MINORS := 3.10 3.11 3.12 3.13 3.14
+FIND_PYTHON := tools/find-python
+PYTHON_FOUND := $(shell $(FIND_PYTHON) --make 3.9 $(LAYER_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
+python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
+FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
+# need_python: the interpreter, or stop with one line saying which goal needs which minor and how
+# to get it (expanded only where a recipe or prerequisite actually uses it).
+need_python = $(or $(call python_for,$(1)),$(error $(shell $(FIND_PYTHON) --missing $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))")))
+# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one.
+TOOL_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(LAYER_MINORS),$(FOUND_MINORS)))
+TOOL_PYTHON = $(call need_python,$(or $(TOOL_MINOR),3.12))
 
 VENV := .venv
 UV := $(VENV)/uv/bin/uv
@@ -51,7 +60,7 @@ $(UV): tools/uv.txt
 # One test venv per CPython minor: pytest + the layer's pinned boto3/botocore.
 $(VENV)/test-%/bin/python: tests/requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/test-$*
-	$(UV) venv -q --python $(call python_for,$*) $(VENV)/test-$*
+	$(UV) venv -q --python $(call need_python,$*) $(VENV)/test-$*
 	$(UV) pip install -q --python $@ --require-hashes -r tests/requirements.txt -r layer/requirements.txt
 	touch $@
 
@@ -61,7 +70,7 @@ BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done,\
                  $(foreach v,$(BOTOCORE_OLD),$(VENV)/botocore/3.9/$(v)/.done)
 $(VENV)/botocore/%/.done: | $(UV)
 	@p=$$(dirname $*); v=$$(basename $*); rm -rf $(VENV)/botocore/$*; \
-	$(UV) pip install -q --target $(VENV)/botocore/$$p/$$v --python $(call python_for,$(firstword $(subst /, ,$*))) \
+	$(UV) pip install -q --target $(VENV)/botocore/$$p/$$v --python $(call need_python,$(firstword $(subst /, ,$*))) \
 	  --require-hashes --no-deps -r tests/botocore/$$v.txt
 	touch $@
 
@@ -79,8 +88,12 @@ test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE
 	done
 
 .PHONY: bench
-bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
-	$(VENV)/test-3.12/bin/python bench/startup.py
+# On every tested CPython this machine has (the test venvs hold the pinned botocore for the patch
+# table); prints the table and writes build/startup.json.
+BENCH_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
+bench: $(foreach p,$(BENCH_MINORS),$(VENV)/test-$(p)/bin/python)
+	$(TOOL_PYTHON) bench/startup.py --json $(BUILD_DIR)/startup.json \
+	  $(foreach p,$(BENCH_MINORS),--python $(VENV)/test-$(p)/bin/python)
 
 # --- layer build, SAM, publish (issue 3) -------------------------------------------------------
 # (targets: layer, lint, deploy, publish, test-build)
@@ -89,7 +102,7 @@ bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
 BUILD_DIR ?= build
 LAYER_ZIP := $(BUILD_DIR)/layer.zip
 SERVICES ?=
-LAYER_PYTHONS = $(foreach p,3.10 3.11 3.12 3.13 3.14,$(call python_for,$(p)))
+LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call python_for,$(p)))
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
@@ -185,7 +198,7 @@ measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 LAB_RUNTIME_VENVS := $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 $(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt | $(UV)
 	rm -rf $(VENV)/lambda-$*
-	$(UV) venv -q --python $(call python_for,$*) $(VENV)/lambda-$*
+	$(UV) venv -q --python $(call need_python,$*) $(VENV)/lambda-$*
 	$(UV) pip install -q --python $(VENV)/lambda-$*/bin/python --require-hashes -r lab/runtime-requirements.txt
 	sha256sum lab/runtime-requirements.txt | cut -d' ' -f1 > $@
 
@@ -207,8 +220,10 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 .PHONY: demo lock-demo
-demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
-	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png
+# The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
+DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(PYTHON_MINORS),$(FOUND_MINORS)) 3.12)
+demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
+	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR)
 
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \

@@ -1,6 +1,6 @@
 """The Lambda execution stand-in: one function process run the way the managed Python runtime runs it.
 
-What is real: the CPython minor (3.10 - 3.13 through pyenv), awslambdaric from PyPI serving
+What is real: the CPython minor (3.10 - 3.13, found by tools/find_python.py), awslambdaric from PyPI serving
 invocations from a Runtime API (lab/runtime_api.py), the runtime's documented startup
 (lab/runtime/bootstrap.py, which processes the layer's ``.pth`` files), a bundled boto3 of the kind the
 managed runtimes ship in the runtime's own site-packages (lab/runtime-requirements.txt), the layer
@@ -25,6 +25,7 @@ would make "what Lambda does" untrue (PYTHONPATH in particular disables the laye
 import atexit
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -75,14 +76,15 @@ _live = weakref.WeakSet()
 
 # --- interpreters and the runtime venvs ---------------------------------------------------------
 def base_python(minor: str) -> Path:
-    """The pyenv CPython of that minor (highest patch release installed)."""
-    root = os.environ.get("PYENV_ROOT") or subprocess.run(
-        ["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
-    candidates = sorted(Path(root, "versions").glob(minor + ".*/bin/python3"),
-                        key=lambda p: [int(x) for x in p.parents[1].name.split(".") if x.isdigit()])
-    if not candidates:
-        raise FileNotFoundError("no CPython %s under %s/versions" % (minor, root))
-    return candidates[-1]
+    """The CPython of that minor, found as the Makefile finds it (tools/find_python.py: pyenv, then
+    python3.X on PATH, then uv-managed), so the lab runs on any machine ``make`` runs on."""
+    spec = importlib.util.spec_from_file_location("find_python", REPO / "tools" / "find_python.py")
+    find_python = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(find_python)
+    found = find_python.find(minor, uv=str(UV) if UV.exists() else None)
+    if found is None:
+        raise FileNotFoundError(find_python.missing_message(minor))
+    return Path(found)
 
 
 def runtime_python(minor: str) -> Path:
