@@ -7,7 +7,7 @@ What runs (everything on this machine, nothing reaches AWS):
 * Per configuration *and* handler, its own network (lab.function_net): a NAT namespace in reset mode
   with the idle timeout scaled down from 350 s, and a Netem hop adding the RTT. Own networks keep
   connection counts (Netem's accepted connections) per configuration.
-* Per network one execution environment (lab.lambda_env, CPython 3.12) running the untouched
+* Per network one execution environment (lab.lambda_env, CPython 3.12 or --python) running the untouched
   examples/put_item handler: ``app.handler`` (one put) and ``app.handler_ten`` (ten puts).
 * Phases: one warm-up invocation (not counted: the cold start's first connection), a steady phase
   (one invocation per second), then a gap phase (each invocation after an idle gap longer than the
