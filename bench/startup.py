@@ -1,6 +1,7 @@
 """Benchmark: what the layer's startup hook costs a cold start, switch off and on.
 
-Run: ``make bench`` (or ``python bench/startup.py [--runs N] [--python VENV_PY ...] [--json F]``).  Prints numbers; asserts nothing.
+Run: ``make bench`` (or ``python bench/startup.py [--runs N] [--python VENV_PY ...] [--json F]``).
+Prints numbers; asserts nothing.
 
 What is measured, in a fresh interpreter per sample, exactly where Lambda pays it: the call
 ``site.addsitedir(<layer folder>)`` that the managed runtime makes for /opt/python.  Three copies
