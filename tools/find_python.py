@@ -41,8 +41,12 @@ def _newest(paths, minor):
     return max(paths, key=lambda p: (_patch_key(p, minor), p)) if paths else None
 
 
+def _home(environ):
+    return environ.get("HOME") or os.path.expanduser("~")
+
+
 def from_pyenv(minor, environ):
-    root = environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
+    root = environ.get("PYENV_ROOT") or os.path.join(_home(environ), ".pyenv")
     # 3.12.* matches 3.12.1 but also 3.12.1t (free-threaded) or 3.12-dev: keep plain releases only.
     candidates = [p for p in glob.glob(os.path.join(root, "versions", minor + ".*", "bin", "python3"))
                   if re.fullmatch(re.escape(minor) + r"\.\d+", os.path.basename(os.path.dirname(os.path.dirname(p))))]
@@ -66,7 +70,7 @@ def from_uv(minor, environ, uv=None):
                                 env=dict(environ, UV_NO_PROGRESS="1"))
         if result.returncode == 0 and result.stdout.strip():
             return result.stdout.strip()
-    data_home = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    data_home = environ.get("XDG_DATA_HOME") or os.path.join(_home(environ), ".local", "share")
     install_dir = environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(data_home, "uv", "python")
     return _newest(glob.glob(os.path.join(install_dir, "cpython-" + minor + ".*", "bin", "python3")), minor)
 
