@@ -45,8 +45,9 @@ help:
 	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
 	@echo "make lint       ruff on all Python, sam validate --lint"
-	@echo "make bench      the hook's startup cost, switch off and on"
-	@echo "make coldstart  import boto3 + first client, with and without the shipped bytecode"
+	@echo "make bench      the hook's startup cost, switch off and on (build/startup.json)"
+	@echo "make coldstart  import boto3 + first client: layer vs the runtime's own copy (build/coldstart.json)"
+	@echo "make coldstart-parts  where the layer's extra cold-start time goes (-X importtime, cProfile)"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make clean      remove build outputs and venvs"
 
@@ -169,10 +170,16 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/build || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-# Cold start with and without the shipped bytecode, layer read-only (numbers for the README).
-.PHONY: coldstart
-coldstart: $(LAYER_ZIP)
-	$(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) $(addprefix --python ,$(LAYER_PYTHONS))
+# Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
+# this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
+COLDSTART_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
+.PHONY: coldstart coldstart-parts
+coldstart: $(LAYER_ZIP) $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
+	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call python_for,$(p)))
+coldstart-parts: $(LAYER_ZIP) $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
+	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call python_for,$(p)))
 
 # --- lab and demo (issue 4) ---------------------------------------------------------------------
 # (targets: lab, demo, test-lab)
