@@ -13,7 +13,8 @@ CPython, splits the difference three ways, each in fresh interpreters, medians:
    (botocore ships its models .json.gz since 1.32.1), and the rest.
 3. Levers a layer build may legitimately pull (nothing in botocore's or boto3's code is edited):
    ``urllib3<2`` (botocore allows urllib3 1.26 on Python 3.10+; the layer tree with the runtime
-   copy's urllib3 1.26.20 in place of 2.x) measured as import + first client.
+   copy's urllib3 1.26.20 in place of 2.x), and that plus an endpoints.json cut to DynamoDB's
+   entries (what a ``SERVICES=dynamodb`` build could ship), measured as import + first client.
 
 Writes the rows to --json too.  A benchmark, not a test: numbers depend on the machine.
 """
@@ -115,7 +116,8 @@ def analyse(minor, python, root, runs):
     # falls on every column alike instead of on whichever ran during a busy moment.
     counters = {name: [] for name in trees}
     profile_samples = {name: [] for name in trees}
-    paths = {"layer": layer, "layer_urllib3_1": layer_urllib3_1, "runtime_copy": runtime}
+    both_levers = [os.path.join(root, "layer_levers-" + minor, "python")]
+    paths = {"layer": layer, "layer_urllib3_1": layer_urllib3_1, "layer_levers": both_levers, "runtime_copy": runtime}
     timed = {name: [] for name in paths}
     for _ in range(runs):
         for name, path in trees.items():
@@ -144,15 +146,16 @@ def analyse(minor, python, root, runs):
                                                profiles["layer"][kind] - profiles["runtime_copy"][kind]))
 
     lever = {name: statistics.median(values) for name, values in timed.items()}
-    print("lever urllib3<2: import boto3 + first client, ms: runtime copy %.1f, layer %.1f, layer with urllib3 "
-          "1.26 %.1f (%+.1f)" % (lever["runtime_copy"], lever["layer"], lever["layer_urllib3_1"],
-                                lever["layer_urllib3_1"] - lever["layer"]))
+    print("levers, import boto3 + first client, ms: runtime copy %.1f, layer %.1f, with urllib3 1.26 %.1f (%+.1f), "
+          "and endpoints.json cut to DynamoDB %.1f (%+.1f)" % (
+              lever["runtime_copy"], lever["layer"], lever["layer_urllib3_1"],
+              lever["layer_urllib3_1"] - lever["layer"], lever["layer_levers"], lever["layer_levers"] - lever["layer"]))
     return {
         "python": minor,
         "importtime_ms": {name: round(total, 1) for name, total in totals.items()},
         "importtime_diff_ms": {p: round(diffs[p], 1) for p in top},
         "client_profile_ms": {name: {k: round(v, 1) for k, v in kinds.items()} for name, kinds in profiles.items()},
-        "urllib3_lever_ms": {name: round(v, 1) for name, v in lever.items()},
+        "levers_ms": {name: round(v, 1) for name, v in lever.items()},
     }
 
 
@@ -211,6 +214,17 @@ def main(argv=None):
             for name in os.listdir(runtime):
                 if name == "urllib3" or name.startswith("urllib3-"):
                     shutil.copytree(os.path.join(runtime, name), os.path.join(lever, name))
+            # Both levers: that tree, and endpoints.json holding only DynamoDB's entries (what a
+            # SERVICES=dynamodb build could ship; a full build cannot, every service needs its entries).
+            levers = os.path.join(root, "layer_levers-" + minor, "python")
+            shutil.copytree(lever, levers, symlinks=True)
+            endpoints = os.path.join(levers, "botocore", "data", "endpoints.json")
+            with open(endpoints) as source:
+                data = json.load(source)
+            for partition in data["partitions"]:
+                partition["services"] = {k: v for k, v in partition["services"].items() if k == "dynamodb"}
+            with open(endpoints, "w") as out:
+                json.dump(data, out)
             row = analyse(minor, python, root, args.runs)
             row["endpoints_json"] = endpoints_json(root, minor, python, args.runs)
             rows.append(row)
