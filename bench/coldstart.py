@@ -15,8 +15,9 @@ for all five, ``-s``):
   (``sys.path`` first, then ``site.addsitedir``, which runs the ``.pth``), switch off;
 * ``layer_on`` (c): the same, ``AWS_PYTHON_KEEPALIVE=1``;
 * ``layer_no_bytecode`` (d): the layer with every ``__pycache__`` removed, switch off;
-* ``hook_only_on``: only the hook's files of the layer (aws_keepalive, its .pth, sitecustomize) on
-  top of the runtime copy, switch on: what a layer without its own SDK would cost.
+* ``hook_only_on``: the layer without its SDK (every distribution a ``*.dist-info/RECORD`` lists
+  removed: the hook's own files stay) on top of the runtime copy, switch on: what a layer that
+  patches the runtime's boto3 instead of bringing its own would cost.
 
 Each child times ``import boto3`` + the first DynamoDB client (``*_ms``), then one call to a local
 DynamoDB-shaped endpoint (tests/hook/ddb_server.py, plain HTTP on loopback; ``*_call_ms`` is the
@@ -45,7 +46,6 @@ import zipfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = ("runtime_copy", "layer", "layer_on", "layer_no_bytecode", "hook_only_on")
-HOOK_FILES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py")
 
 # As the runtime's bootstrap does for a layer: its folder first on sys.path, then addsitedir
 # (which runs the .pth); the runtime copy is simply on sys.path, as site-packages is.
@@ -90,18 +90,40 @@ def count_pyc(folder):
     return sum(name.endswith(".pyc") for _, _, files in os.walk(folder) for name in files)
 
 
+def sdk_entries(folder):
+    """Top-level names in folder that belong to installed distributions (boto3, botocore, ...)."""
+    entries = set()
+    for name in os.listdir(folder):
+        if name.endswith(".dist-info"):
+            entries.add(name)
+            with open(os.path.join(folder, name, "RECORD")) as record:
+                for line in record:
+                    top = line.split(",")[0].split("/")[0]
+                    if top and top != "__pycache__" and not top.startswith(".."):
+                        entries.add(top)
+    # Bytecode of top-level modules (six.py) sits in the shared __pycache__.
+    modules = {entry[:-3] for entry in entries if entry.endswith(".py")}
+    cache = os.path.join(folder, "__pycache__")
+    if os.path.isdir(cache):
+        entries.update(os.path.join("__pycache__", n) for n in os.listdir(cache) if n.split(".")[0] in modules)
+    return sorted(entries)
+
+
 def prepare(zip_path, pythons, root):
     """Under root: layer/ (as built), layer_nopyc/, hook_only/, runtime-3.X/ per interpreter."""
     for name in ("layer", "layer_nopyc"):
         with zipfile.ZipFile(zip_path) as archive:
             archive.extractall(os.path.join(root, name))
     remove_bytecode(os.path.join(root, "layer_nopyc"))
+    # Hook only: the layer minus every installed distribution (whatever a *.dist-info RECORD lists).
     hook_only = os.path.join(root, "hook_only", "python")
-    os.makedirs(hook_only)
-    for name in HOOK_FILES:
-        source = os.path.join(root, "layer", "python", name)
-        (shutil.copytree if os.path.isdir(source) else shutil.copy2)(source, os.path.join(hook_only, name))
-    shutil.copytree(os.path.join(root, "layer", "python", "__pycache__"), os.path.join(hook_only, "__pycache__"))
+    shutil.copytree(os.path.join(root, "layer", "python"), hook_only)
+    for entry in sdk_entries(hook_only):
+        path = os.path.join(hook_only, entry)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):  # the build prunes some RECORD entries (bin/)
+            os.remove(path)
     for minor, python in pythons:
         runtime = os.path.join(root, "runtime-" + minor)
         shutil.copytree(site_packages(runtime_venv_python(minor)), runtime,
