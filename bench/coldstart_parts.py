@@ -13,8 +13,9 @@ CPython, splits the difference three ways, each in fresh interpreters, medians:
    (botocore ships its models .json.gz since 1.32.1), and the rest.
 3. Levers a layer build may legitimately pull (nothing in botocore's or boto3's code is edited):
    ``urllib3<2`` (botocore allows urllib3 1.26 on Python 3.10+; the layer tree with the runtime
-   copy's urllib3 1.26.20 in place of 2.x), and that plus an endpoints.json cut to DynamoDB's
-   entries (what a ``SERVICES=dynamodb`` build could ship), measured as import + first client.
+   copy's urllib3 1.26.20 in place of 2.x), an endpoints.json cut to DynamoDB's entries (what a
+   ``SERVICES=dynamodb`` build ships since tools/build_layer.py trims it), and both, each measured
+   as import + first client.
 
 Writes the rows to --json too.  A benchmark, not a test: numbers depend on the machine.
 """
@@ -117,7 +118,9 @@ def analyse(minor, python, root, runs):
     counters = {name: [] for name in trees}
     profile_samples = {name: [] for name in trees}
     both_levers = [os.path.join(root, "layer_levers-" + minor, "python")]
-    paths = {"layer": layer, "layer_urllib3_1": layer_urllib3_1, "layer_levers": both_levers, "runtime_copy": runtime}
+    endpoints_cut = [os.path.join(root, "layer_endpoints_cut-" + minor, "python")]
+    paths = {"layer": layer, "layer_urllib3_1": layer_urllib3_1, "layer_endpoints_cut": endpoints_cut,
+             "layer_levers": both_levers, "runtime_copy": runtime}
     timed = {name: [] for name in paths}
     for _ in range(runs):
         for name, path in trees.items():
@@ -146,10 +149,12 @@ def analyse(minor, python, root, runs):
                                                profiles["layer"][kind] - profiles["runtime_copy"][kind]))
 
     lever = {name: statistics.median(values) for name, values in timed.items()}
-    print("levers, import boto3 + first client, ms: runtime copy %.1f, layer %.1f, with urllib3 1.26 %.1f (%+.1f), "
-          "and endpoints.json cut to DynamoDB %.1f (%+.1f)" % (
-              lever["runtime_copy"], lever["layer"], lever["layer_urllib3_1"],
-              lever["layer_urllib3_1"] - lever["layer"], lever["layer_levers"], lever["layer_levers"] - lever["layer"]))
+    print("levers, import boto3 + first client, ms: runtime copy %.1f, layer %.1f; with urllib3 1.26 %.1f (%+.1f), "
+          "with endpoints.json cut to DynamoDB %.1f (%+.1f), both %.1f (%+.1f)" % (
+              lever["runtime_copy"], lever["layer"],
+              lever["layer_urllib3_1"], lever["layer_urllib3_1"] - lever["layer"],
+              lever["layer_endpoints_cut"], lever["layer_endpoints_cut"] - lever["layer"],
+              lever["layer_levers"], lever["layer_levers"] - lever["layer"]))
     return {
         "python": minor,
         "importtime_ms": {name: round(total, 1) for name, total in totals.items()},
@@ -191,6 +196,15 @@ def endpoints_json(root, minor, python, runs):
     return result
 
 
+def cut_endpoints(path):
+    with open(path) as source:
+        data = json.load(source)
+    for partition in data["partitions"]:
+        partition["services"] = {k: v for k, v in partition["services"].items() if k == "dynamodb"}
+    with open(path, "w") as out:
+        json.dump(data, out)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zip", required=True)
@@ -214,17 +228,13 @@ def main(argv=None):
             for name in os.listdir(runtime):
                 if name == "urllib3" or name.startswith("urllib3-"):
                     shutil.copytree(os.path.join(runtime, name), os.path.join(lever, name))
-            # Both levers: that tree, and endpoints.json holding only DynamoDB's entries (what a
-            # SERVICES=dynamodb build could ship; a full build cannot, every service needs its entries).
-            levers = os.path.join(root, "layer_levers-" + minor, "python")
-            shutil.copytree(lever, levers, symlinks=True)
-            endpoints = os.path.join(levers, "botocore", "data", "endpoints.json")
-            with open(endpoints) as source:
-                data = json.load(source)
-            for partition in data["partitions"]:
-                partition["services"] = {k: v for k, v in partition["services"].items() if k == "dynamodb"}
-            with open(endpoints, "w") as out:
-                json.dump(data, out)
+            # endpoints.json holding only DynamoDB's entries (what a SERVICES=dynamodb build ships; a
+            # full build cannot, every service needs its entries), alone and with urllib3 1.26.
+            for name, source in (("layer_endpoints_cut-", os.path.join(root, "layer", "python")),
+                                 ("layer_levers-", lever)):
+                tree = os.path.join(root, name + minor, "python")
+                shutil.copytree(source, tree, symlinks=True)
+                cut_endpoints(os.path.join(tree, "botocore", "data", "endpoints.json"))
             row = analyse(minor, python, root, args.runs)
             row["endpoints_json"] = endpoints_json(root, minor, python, args.runs)
             rows.append(row)
