@@ -83,7 +83,7 @@ def base_python(minor: str) -> Path:
     spec.loader.exec_module(find_python)
     found = find_python.find(minor, uv=str(UV) if UV.exists() else None)
     if found is None:
-        raise FileNotFoundError(find_python.missing_message(minor))
+        raise FileNotFoundError(find_python.missing_message(minor, who="the lab's Lambda stand-in"))
     return Path(found)
 
 

@@ -81,9 +81,9 @@ def find(minor, environ=None, uv=None):
     return from_pyenv(minor, environ) or from_path(minor, environ) or from_uv(minor, environ, uv)
 
 
-def missing_message(minor, goal=None):
-    """One line: which target needs which version, and the three ways to get it."""
-    who = "make %s" % goal if goal else "this"
+def missing_message(minor, goal=None, who=None):
+    """One line: which target (or who) needs which version, and the three ways to get it."""
+    who = who or ("make %s" % goal if goal else "this")
     return ("%s needs CPython %s, found neither under pyenv, nor python%s on PATH, nor uv-managed: get it with "
             % (who, minor, minor)) + HOW_TO_GET.format(minor=minor)
 
