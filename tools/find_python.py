@@ -65,9 +65,12 @@ def from_path(minor, environ):
 
 def from_uv(minor, environ, uv=None):
     if uv and os.access(uv, os.X_OK):
-        result = subprocess.run([uv, "python", "find", "--python-preference", "only-managed", minor],
+        # From / and without VIRTUAL_ENV: uv also looks at an active or nearby virtual environment,
+        # and this repo's .venv/ folder (which is not one) makes it fail.
+        child_env = {k: v for k, v in environ.items() if k != "VIRTUAL_ENV"}
+        result = subprocess.run([os.path.abspath(uv), "python", "find", "--python-preference", "only-managed", minor],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
-                                env=dict(environ, UV_NO_PROGRESS="1"))
+                                env=dict(child_env, UV_NO_PROGRESS="1"), cwd="/")
         if result.returncode == 0 and result.stdout.strip():
             return result.stdout.strip()
     data_home = environ.get("XDG_DATA_HOME") or os.path.join(_home(environ), ".local", "share")

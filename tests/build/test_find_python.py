@@ -127,3 +127,15 @@ def test_makefile_stops_with_one_line_for_a_missing_minor(tmp_path):
     assert "make .venv/test-3.14/bin/python needs CPython 3.14" in run.stderr
     assert "uv python install 3.14" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_uv_is_asked_when_given(places):
+    """With the repo's uv: uv's own answer for a managed install (bin/python3.12), not the folder glob's."""
+    root, environ = places
+    uv = os.path.join(REPO, ".venv", "uv", "bin", "uv")
+    assert os.access(uv, os.X_OK), "make bootstraps .venv/uv before any test venv"
+    folder = root / "uv/cpython-3.12.1-linux-x86_64-gnu/bin"
+    link(folder / "python3")
+    os.symlink("python3", folder / "python3.12")
+    assert find_python.find(MINOR, environ) == str(folder / "python3")
+    assert find_python.find(MINOR, environ, uv=uv) == str(folder / "python3.12")
