@@ -6,12 +6,21 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # --- interpreters -----------------------------------------------------------------------------
-# The CPython minors the layer supports and that this machine has (through pyenv).
-PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
+# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13. Each is looked
+# up once per make run by tools/find-python (pyenv, then python3.X on PATH, then uv-managed; see
+# tools/find_python.py): PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
 PYTHON_MINORS := 3.10 3.11 3.12 3.13
-python_for = $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python3)))
-# Tools (uv, ruff, build scripts) run on one interpreter.
-TOOL_PYTHON := $(call python_for,3.12)
+LAYER_MINORS := 3.10 3.11 3.12 3.13 3.14
+FIND_PYTHON := tools/find-python
+PYTHON_FOUND := $(shell $(FIND_PYTHON) --make 3.9 $(LAYER_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
+python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
+FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
+# need_python: the interpreter, or stop with one line saying which goal needs which minor and how
+# to get it (expanded only where a recipe or prerequisite actually uses it).
+need_python = $(or $(call python_for,$(1)),$(error $(shell $(FIND_PYTHON) --missing $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))")))
+# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one.
+TOOL_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(LAYER_MINORS),$(FOUND_MINORS)))
+TOOL_PYTHON = $(call need_python,$(or $(TOOL_MINOR),3.12))
 
 VENV := .venv
 UV := $(VENV)/uv/bin/uv
@@ -32,6 +41,8 @@ OLD_PYTHON := $(call python_for,3.9)
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
+	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
+	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one); prints sha256 and sizes"
 	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
@@ -39,9 +50,10 @@ help:
 	@echo "make publish-wheel  upload the wheel to INDEX_URL with TOKEN (or INDEX_USER/INDEX_PASSWORD)"
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
 	@echo "make lint       ruff on all Python, sam validate --lint"
-	@echo "make bench      the hook's startup cost, switch off and on"
+	@echo "make bench      the hook's startup cost, switch off and on (build/startup.json)"
 	@echo "make bench-aio  what patching aiobotocore costs when the function imports it"
-	@echo "make coldstart  import boto3 + first client, with and without the shipped bytecode"
+	@echo "make coldstart  import boto3 + first client: layer vs the runtime's own copy (build/coldstart.json)"
+	@echo "make coldstart-parts  where the layer's extra cold-start time goes (-X importtime, cProfile)"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
 	@echo "make clean      remove build outputs and venvs"
@@ -56,7 +68,7 @@ $(UV): tools/uv.txt
 # One test venv per CPython minor: pytest + the layer's pinned boto3/botocore.
 $(VENV)/test-%/bin/python: tests/requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/test-$*
-	$(UV) venv -q --python $(call python_for,$*) $(VENV)/test-$*
+	$(UV) venv -q --python $(call need_python,$*) $(VENV)/test-$*
 	$(UV) pip install -q --python $@ --require-hashes -r tests/requirements.txt -r layer/requirements.txt
 	touch $@
 
@@ -66,7 +78,7 @@ BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done,\
                  $(foreach v,$(BOTOCORE_OLD),$(VENV)/botocore/3.9/$(v)/.done)
 $(VENV)/botocore/%/.done: | $(UV)
 	@p=$$(dirname $*); v=$$(basename $*); rm -rf $(VENV)/botocore/$*; \
-	$(UV) pip install -q --target $(VENV)/botocore/$$p/$$v --python $(call python_for,$(firstword $(subst /, ,$*))) \
+	$(UV) pip install -q --target $(VENV)/botocore/$$p/$$v --python $(call need_python,$(firstword $(subst /, ,$*))) \
 	  --require-hashes --no-deps -r tests/botocore/$$v.txt
 	touch $@
 
@@ -110,8 +122,12 @@ test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE
 	done
 
 .PHONY: bench
-bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
-	$(VENV)/test-3.12/bin/python bench/startup.py
+# On every tested CPython this machine has (the test venvs hold the pinned botocore for the patch
+# table); prints the table and writes build/startup.json.
+BENCH_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
+bench: $(foreach p,$(BENCH_MINORS),$(VENV)/test-$(p)/bin/python)
+	$(TOOL_PYTHON) bench/startup.py --json $(BUILD_DIR)/startup.json \
+	  $(foreach p,$(BENCH_MINORS),--python $(VENV)/test-$(p)/bin/python)
 
 # --- layer build, SAM, publish (issue 3) -------------------------------------------------------
 # (targets: layer, lint, deploy, publish, test-build)
@@ -120,7 +136,7 @@ bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
 BUILD_DIR ?= build
 LAYER_ZIP := $(BUILD_DIR)/layer.zip
 SERVICES ?=
-LAYER_PYTHONS = $(foreach p,3.10 3.11 3.12 3.13 3.14,$(call python_for,$(p)))
+LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call python_for,$(p)))
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
@@ -187,10 +203,16 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/build || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-# Cold start with and without the shipped bytecode, layer read-only (numbers for the README).
-.PHONY: coldstart
-coldstart: $(LAYER_ZIP)
-	$(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) $(addprefix --python ,$(LAYER_PYTHONS))
+# Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
+# this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
+COLDSTART_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
+.PHONY: coldstart coldstart-parts
+coldstart: $(LAYER_ZIP) $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
+	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call python_for,$(p)))
+coldstart-parts: $(LAYER_ZIP) $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
+	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call python_for,$(p)))
 
 # --- wheel: the hook for container images, bundled dependencies, any Python process (issue 7) ---
 # (targets: wheel, publish-wheel, lock-wheel)
@@ -270,8 +292,10 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 .PHONY: demo lock-demo
-demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
-	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png
+# The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
+DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(PYTHON_MINORS),$(FOUND_MINORS)) 3.12)
+demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
+	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR)
 
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \

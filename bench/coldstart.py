@@ -1,153 +1,276 @@
-"""Cold start with and without the layer's shipped bytecode, the layer read-only as on Lambda.
+"""Cold start: the layer's boto3 against the runtime's own copy, per CPython, read-only as on Lambda.
 
-    python bench/coldstart.py --zip build/layer.zip --python PY [--python PY ...] [--runs N]
-    (or: make coldstart)
+    PYTHONPATH=. python bench/coldstart.py --zip build/layer.zip --python 3.12=/path/python3 [...]
+        [--runs N] [--json build/coldstart.json]        (or: make coldstart)
 
-The zip is extracted twice: as built, and with every ``__pycache__`` removed.  On Lambda ``/opt``
-is read-only, so Python cannot cache what it compiles: without shipped bytecode it recompiles
-boto3/botocore at every cold start.  To model that faithfully both trees are bind-mounted
-read-only in a private mount namespace (``unshare -m``, needs root); where that is not possible
-the children run with PYTHONDONTWRITEBYTECODE=1 instead, which has the same effect on Python.
-The script checks afterwards that no bytecode was written.
+What a user compares is not "the layer with or without its bytecode" but "attaching the layer or
+not": without it, the function imports the runtime's bundled boto3, compiled, from site-packages.
+So, per CPython, five ways of importing boto3 in a fresh interpreter (the same base interpreter
+for all five, ``-s``):
 
-Each measurement is a fresh interpreter doing what a function's cold start does: add the layer as
-the runtime does (``site.addsitedir``, which runs the layer's ``.pth`` with AWS_PYTHON_KEEPALIVE=1),
-``import boto3`` and create the first client.  Reported: the median of that in-process time and of
-the whole process's wall time, per interpreter; runs with and without bytecode are interleaved so
-that drift affects both alike.  A benchmark, not a test: numbers depend on the machine.
+* ``runtime_copy``: the stand-in runtime's site-packages (``.venv/lambda-3.X``, made by
+  lab/lambda_env.py from lab/runtime-requirements.txt: boto3/botocore 1.34.162, urllib3 1.26),
+  copied and compiled with compileall as pip and the runtime images compile it;
+* ``layer`` (b): the layer zip as built, with its bytecode, added as the runtime adds /opt/python
+  (``sys.path`` first, then ``site.addsitedir``, which runs the ``.pth``), switch off;
+* ``layer_on`` (c): the same, ``AWS_PYTHON_KEEPALIVE=1``;
+* ``layer_no_bytecode`` (d): the layer with every ``__pycache__`` removed, switch off;
+* ``hook_only_on``: the layer without its SDK (every distribution a ``*.dist-info/RECORD`` lists
+  removed: the hook's own files stay) on top of the runtime copy, switch on: what a layer that
+  patches the runtime's boto3 instead of bringing its own would cost.
+
+Each child times ``import boto3`` + the first DynamoDB client (``*_ms``), then one call to a local
+DynamoDB-shaped endpoint (tests/hook/ddb_server.py, plain HTTP on loopback; ``*_call_ms`` is the
+time from the start up to the answer).  The client is created with ``endpoint_url`` pointing at it.
+Rounds are interleaved (every variant once per round) so drift on a shared machine hits all alike;
+the first ``--warmup`` rounds are dropped; medians are reported, and beside them the minimum (the
+least disturbed run: on a machine shared with other work the minimum compares code paths best).
+
+Read-only: on Lambda /opt and the runtime are read-only, so nothing compiled at import is cached.
+All trees live under one folder that is bind-mounted read-only in a private mount namespace
+(``unshare -m``, needs root; chmod would not stop root).  Without unshare the children run with
+PYTHONDONTWRITEBYTECODE=1, which has the same effect on Python.  Afterwards the script checks that
+no ``.pyc`` was written.  A benchmark, not a test: numbers depend on the machine.
 """
 
 import argparse
+import importlib.util
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 
-# As the runtime's bootstrap does: the layer folder first on sys.path, then addsitedir (runs .pth).
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VARIANTS = ("runtime_copy", "layer", "layer_on", "layer_no_bytecode", "hook_only_on")
+
+# As the runtime's bootstrap does for a layer: its folder first on sys.path, then addsitedir
+# (which runs the .pth); the runtime copy is simply on sys.path, as site-packages is.
 CHILD = """
 import time
 started = time.perf_counter()
 import site, sys
-sys.path.insert(0, %(layer)r)
-site.addsitedir(%(layer)r)
+for folder in reversed(%(path)r):
+    sys.path.insert(0, folder)
+if %(layer)r:
+    site.addsitedir(%(layer)r)
 import boto3
-boto3.client("dynamodb", region_name="us-east-1")
-elapsed = (time.perf_counter() - started) * 1000
-assert boto3.__file__.startswith(%(layer)r), boto3.__file__
-print(elapsed)
+client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=%(url)r)
+created = time.perf_counter()
+client.list_tables()
+answered = time.perf_counter()
+assert boto3.__file__.startswith(%(boto3_root)r), boto3.__file__
+print((created - started) * 1000, (answered - started) * 1000)
 """
 
 
-def prepare(zip_path, root):
-    """Two extracted trees: 'pyc' (as shipped) and 'nopyc' (every __pycache__ removed)."""
-    trees = {}
-    for variant in ("pyc", "nopyc"):
-        folder = os.path.join(root, variant)
-        with zipfile.ZipFile(zip_path) as archive:
-            archive.extractall(folder)
-        if variant == "nopyc":
-            for parent, dirs, _ in os.walk(folder):
-                if "__pycache__" in dirs:
-                    shutil.rmtree(os.path.join(parent, "__pycache__"))
-                    dirs.remove("__pycache__")
-        trees[variant] = folder
-    return trees
+def load_ddb_server():
+    spec = importlib.util.spec_from_file_location("ddb_server", os.path.join(REPO, "tests", "hook", "ddb_server.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.DynamoDBShapedServer
+
+
+def site_packages(venv_python):
+    return subprocess.run([venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def remove_bytecode(folder):
+    for parent, dirs, _ in os.walk(folder):
+        if "__pycache__" in dirs:
+            shutil.rmtree(os.path.join(parent, "__pycache__"))
+            dirs.remove("__pycache__")
 
 
 def count_pyc(folder):
     return sum(name.endswith(".pyc") for _, _, files in os.walk(folder) for name in files)
 
 
-def child_env(extra):
+def sdk_entries(folder):
+    """Top-level names in folder that belong to installed distributions (boto3, botocore, ...)."""
+    entries = set()
+    for name in os.listdir(folder):
+        if name.endswith(".dist-info"):
+            entries.add(name)
+            with open(os.path.join(folder, name, "RECORD")) as record:
+                for line in record:
+                    top = line.split(",")[0].split("/")[0]
+                    if top and top != "__pycache__" and not top.startswith(".."):
+                        entries.add(top)
+    # Bytecode of top-level modules (six.py) sits in the shared __pycache__.
+    modules = {entry[:-3] for entry in entries if entry.endswith(".py")}
+    cache = os.path.join(folder, "__pycache__")
+    if os.path.isdir(cache):
+        entries.update(os.path.join("__pycache__", n) for n in os.listdir(cache) if n.split(".")[0] in modules)
+    return sorted(entries)
+
+
+def prepare(zip_path, pythons, root):
+    """Under root: layer/ (as built), layer_nopyc/, hook_only/, runtime-3.X/ per interpreter."""
+    for name in ("layer", "layer_nopyc"):
+        with zipfile.ZipFile(zip_path) as archive:
+            archive.extractall(os.path.join(root, name))
+    remove_bytecode(os.path.join(root, "layer_nopyc"))
+    # Hook only: the layer minus every installed distribution (whatever a *.dist-info RECORD lists).
+    hook_only = os.path.join(root, "hook_only", "python")
+    shutil.copytree(os.path.join(root, "layer", "python"), hook_only)
+    for entry in sdk_entries(hook_only):
+        path = os.path.join(hook_only, entry)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):  # the build prunes some RECORD entries (bin/)
+            os.remove(path)
+    for minor, python in pythons:
+        runtime = os.path.join(root, "runtime-" + minor)
+        shutil.copytree(site_packages(runtime_venv_python(minor)), runtime,
+                        ignore=shutil.ignore_patterns("__pycache__", "pip", "pip-*"))
+        subprocess.run([python, "-m", "compileall", "-q", "-j", "0", runtime], check=True)
+
+
+def runtime_venv_python(minor):
+    from lab.lambda_env import runtime_python  # creates .venv/lambda-3.X on first use
+
+    return str(runtime_python(minor))
+
+
+def child_setup(root, minor, variant):
+    """(sys.path folders, folder given to addsitedir or None, where boto3 must come from, env)."""
+    runtime = os.path.join(root, "runtime-" + minor)
+    layer = os.path.join(root, "layer", "python")
+    if variant == "runtime_copy":
+        return [runtime], None, runtime, {}
+    if variant == "hook_only_on":
+        hook = os.path.join(root, "hook_only", "python")
+        return [hook, runtime], hook, runtime, {"AWS_PYTHON_KEEPALIVE": "1"}
+    if variant == "layer_no_bytecode":
+        layer = os.path.join(root, "layer_nopyc", "python")
+    switch = {"AWS_PYTHON_KEEPALIVE": "1"} if variant == "layer_on" else {}
+    return [layer], layer, layer, switch
+
+
+def measure(python, minor, variant, root, url, extra_env):
+    path, layer, boto3_root, switch = child_setup(root, minor, variant)
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
-        "AWS_PYTHON_KEEPALIVE": "1",
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_ACCESS_KEY_ID": "AKIDCOLDSTART",
+        "AWS_SECRET_ACCESS_KEY": "coldstart",
     }
-    env.update(extra)
-    return env
-
-
-def measure(python, tree, extra_env):
-    code = CHILD % {"layer": os.path.join(tree, "python")}
-    started = time.perf_counter()
-    completed = subprocess.run([python, "-c", code], capture_output=True, text=True, env=child_env(extra_env))
-    wall = (time.perf_counter() - started) * 1000
+    env.update(switch)
+    env.update(extra_env)
+    code = CHILD % {"path": path, "layer": layer, "url": url, "boto3_root": boto3_root}
+    completed = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True, env=env, timeout=120)
     if completed.returncode != 0:
-        raise SystemExit("coldstart: %s failed:\n%s" % (python, completed.stderr))
-    return float(completed.stdout.strip().splitlines()[-1]), wall
+        raise SystemExit("coldstart: %s %s failed:\n%s" % (minor, variant, completed.stderr))
+    client_ms, call_ms = completed.stdout.split()
+    return float(client_ms), float(call_ms)
 
 
-def version_of(python):
-    return subprocess.run([python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+def sdk_versions(root, minor):
+    def version(folder):
+        names = [n for n in os.listdir(folder) if n.startswith("botocore-") and n.endswith(".dist-info")]
+        return names[0][len("botocore-"):-len(".dist-info")] if names else "?"
+    return version(os.path.join(root, "runtime-" + minor)), version(os.path.join(root, "layer", "python"))
 
 
-def run(args, trees, extra_env, mode):
-    print("read-only model: %s; %d runs each (after %d warm-up)" % (mode, args.runs, args.warmup))
-    print("%-8s %28s %28s %8s" % ("CPython", "with .pyc: import+client/process", "without .pyc: import+client/process",
-                                  "saved"))
-    before = {variant: count_pyc(tree) for variant, tree in trees.items()}
-    for python in args.python:
-        samples = {"pyc": [], "nopyc": []}
-        for index in range(args.warmup + args.runs):
-            for variant in ("pyc", "nopyc"):
-                result = measure(python, trees[variant], extra_env)
-                if index >= args.warmup:
-                    samples[variant].append(result)
-        medians = {
-            variant: (statistics.median(s[0] for s in values), statistics.median(s[1] for s in values))
-            for variant, values in samples.items()
-        }
-        print("%-8s %17.0f ms / %4.0f ms %21.0f ms / %4.0f ms %5.0f ms" % (
-            version_of(python), medians["pyc"][0], medians["pyc"][1], medians["nopyc"][0], medians["nopyc"][1],
-            medians["nopyc"][0] - medians["pyc"][0]))
-    after = {variant: count_pyc(tree) for variant, tree in trees.items()}
+def run(args, pythons, root, extra_env, mode):
+    before = count_pyc(root)
+    print("read-only model: %s; median of %d rounds (after %d warm-up), fresh interpreter each"
+          % (mode, args.runs, args.warmup))
+    server_class = load_ddb_server()
+    rows = []
+    with server_class() as server:
+        for minor, python in pythons:
+            samples = {variant: [] for variant in VARIANTS}
+            for index in range(args.warmup + args.runs):
+                for variant in VARIANTS:
+                    result = measure(python, minor, variant, root, server.url, extra_env)
+                    if index >= args.warmup:
+                        samples[variant].append(result)
+            runtime_sdk, layer_sdk = sdk_versions(root, minor)
+            row = {"python": minor, "runtime_botocore": runtime_sdk, "layer_botocore": layer_sdk}
+            for variant, values in samples.items():
+                row[variant + "_ms"] = round(statistics.median(v[0] for v in values), 1)
+                row[variant + "_min_ms"] = round(min(v[0] for v in values), 1)
+                row[variant + "_call_ms"] = round(statistics.median(v[1] for v in values), 1)
+            row["layer_over_runtime"] = round(row["layer_ms"] / row["runtime_copy_ms"], 2)
+            row["layer_over_runtime_min"] = round(row["layer_min_ms"] / row["runtime_copy_min_ms"], 2)
+            rows.append(row)
+            print_row(row, header=len(rows) == 1)
+    after = count_pyc(root)
     if after != before:
-        raise SystemExit("coldstart: bytecode was written into the layer (%s -> %s): not read-only" % (before, after))
+        raise SystemExit("coldstart: bytecode was written (%d -> %d .pyc): not read-only" % (before, after))
+    return rows
+
+
+def print_row(row, header):
+    if header:
+        print("import boto3 + first DynamoDB client, ms: median [minimum]; then + first call to a local endpoint")
+        print("%-7s %14s %14s %14s %16s %14s %11s | %s" % (
+            "CPython", "runtime copy", "layer (off)", "layer on", "layer no .pyc", "hook only, on",
+            "layer/rt", "first call: runtime copy, layer, layer on, no .pyc, hook only"))
+    cells = ["%5.0f [%5.0f]" % (row[v + "_ms"], row[v + "_min_ms"]) for v in VARIANTS]
+    calls = ", ".join("%.0f" % row[v + "_call_ms"] for v in VARIANTS)
+    print("%-7s %14s %14s %14s %16s %14s %4.2f [%4.2f] | %s" % (
+        row["python"], *cells, row["layer_over_runtime"], row["layer_over_runtime_min"], calls))
+
+
+def parse_pythons(values):
+    pythons = []
+    for value in values:
+        minor, _, python = value.partition("=")
+        if not python:
+            raise SystemExit("coldstart: --python wants MINOR=INTERPRETER, got %r" % value)
+        pythons.append((minor, python))
+    return pythons
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zip", required=True)
-    parser.add_argument("--python", action="append", required=True, help="interpreter to measure")
+    parser.add_argument("--python", action="append", required=True, help="MINOR=base interpreter, e.g. 3.12=...")
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--json", help="write the rows here (make coldstart: build/coldstart.json)")
     parser.add_argument("--inside", help=argparse.SUPPRESS)  # set when re-executed under unshare
     args = parser.parse_args(argv)
+    pythons = parse_pythons(args.python)
 
     if args.inside:
-        # In our private mount namespace: make both trees read-only, then measure.
-        trees = {variant: os.path.join(args.inside, variant) for variant in ("pyc", "nopyc")}
+        # In our private mount namespace: the whole tree read-only, then measure.
         subprocess.run(["mount", "--make-rprivate", "/"], check=True)
-        for tree in trees.values():
-            subprocess.run(["mount", "--bind", tree, tree], check=True)
-            subprocess.run(["mount", "-o", "remount,bind,ro", tree], check=True)
-        run(args, trees, {}, "read-only bind mount (unshare -m)")
-        return
-
-    root = tempfile.mkdtemp(prefix="coldstart-")
-    try:
-        trees = prepare(args.zip, root)
-        print("layer: %s (%d .pyc shipped)" % (args.zip, count_pyc(trees["pyc"])))
-        probe = subprocess.run(["unshare", "-m", "true"], capture_output=True) if shutil.which("unshare") else None
-        if probe is not None and probe.returncode == 0:
-            command = [sys.executable, os.path.abspath(__file__), "--inside", root, "--zip", args.zip,
-                       "--runs", str(args.runs), "--warmup", str(args.warmup)]
-            for python in args.python:
-                command += ["--python", python]
-            subprocess.run(["unshare", "-m", *command], check=True)
-        else:
-            run(args, trees, {"PYTHONDONTWRITEBYTECODE": "1"}, "PYTHONDONTWRITEBYTECODE=1 (no unshare)")
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+        subprocess.run(["mount", "--bind", args.inside, args.inside], check=True)
+        subprocess.run(["mount", "-o", "remount,bind,ro", args.inside], check=True)
+        rows = run(args, pythons, args.inside, {}, "read-only bind mount (unshare -m)")
+    else:
+        root = tempfile.mkdtemp(prefix="coldstart-")
+        try:
+            prepare(args.zip, pythons, root)
+            print("layer: %s (%d .pyc shipped)" % (args.zip, count_pyc(os.path.join(root, "layer"))))
+            probe = subprocess.run(["unshare", "-m", "true"], capture_output=True) if shutil.which("unshare") else None
+            if probe is not None and probe.returncode == 0:
+                command = [sys.executable, os.path.abspath(__file__), "--inside", root, "--zip", args.zip,
+                           "--runs", str(args.runs), "--warmup", str(args.warmup)]
+                command += ["--python=%s=%s" % pair for pair in pythons]
+                if args.json:
+                    command += ["--json", os.path.abspath(args.json)]
+                subprocess.run(["unshare", "-m", *command], check=True)
+                return
+            rows = run(args, pythons, root, {"PYTHONDONTWRITEBYTECODE": "1"}, "PYTHONDONTWRITEBYTECODE=1")
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as out:
+            json.dump({"rows": rows}, out, indent=1)
+        print("wrote %s" % args.json)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Benchmark: what the layer's startup hook costs a cold start, switch off and on.
 
-Run: ``make bench`` (or ``python bench/startup.py [--runs N]``).  Prints numbers; asserts nothing.
+Run: ``make bench`` (or ``python bench/startup.py [--runs N] [--python VENV_PY ...] [--json F]``).
+Prints numbers; asserts nothing.
 
 What is measured, in a fresh interpreter per sample, exactly where Lambda pays it: the call
 ``site.addsitedir(<layer folder>)`` that the managed runtime makes for /opt/python.  Three copies
@@ -17,6 +18,7 @@ imports botocore (timed inside the process around ``patch.apply``).
 """
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -45,28 +47,36 @@ PATCH = (
 )
 
 
-def interpreters():
-    """The test venvs of CPython 3.10-3.13 (they hold the pinned botocore), as make test made them."""
+def interpreters(pythons):
+    """(minor, interpreter) for each --python; by default the test venvs make test made."""
+    if not pythons:
+        pythons = [os.path.join(REPO, ".venv", "test-" + minor, "bin", "python")
+                   for minor in ("3.10", "3.11", "3.12", "3.13")]
+        pythons = [p for p in pythons if os.path.exists(p)] or [sys.executable]
     found = []
-    for minor in ("3.10", "3.11", "3.12", "3.13"):
-        python = os.path.join(REPO, ".venv", "test-" + minor, "bin", "python")
-        if os.path.exists(python):
-            found.append((minor, python))
-    return found or [("%d.%d" % sys.version_info[:2], sys.executable)]
+    for python in pythons:
+        minor = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        found.append((minor, python))
+    return found
 
 
 def prepare(workdir):
-    """Three copies of the layer folder: the layer's .pth, a comment-only .pth, no .pth."""
+    """Four copies of the layer folder: the layer's .pth, `import os`, a comment-only .pth, no .pth."""
     with_pth = os.path.join(workdir, "with_pth")
     shutil.copytree(LAYER, with_pth, ignore=shutil.ignore_patterns("__pycache__"))
-    comment_pth = os.path.join(workdir, "comment_pth")
-    shutil.copytree(with_pth, comment_pth)
-    with open(os.path.join(comment_pth, "aws_keepalive.pth"), "w") as pth:
-        pth.write("# a .pth file with no import line\n")
+    copies = {"layer": with_pth}
+    for name, line in (("floor", "import os\n"), ("comment", "# a .pth file with no import line\n")):
+        folder = os.path.join(workdir, name + "_pth")
+        shutil.copytree(with_pth, folder)
+        with open(os.path.join(folder, "aws_keepalive.pth"), "w") as pth:
+            pth.write(line)
+        copies[name] = folder
     without_pth = os.path.join(workdir, "without_pth")
     shutil.copytree(with_pth, without_pth)
     os.remove(os.path.join(without_pth, "aws_keepalive.pth"))
-    return with_pth, comment_pth, without_pth
+    copies["none"] = without_pth
+    return copies
 
 
 def compile_for(python, folder):
@@ -97,6 +107,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40, help="fresh interpreters per measurement")
     parser.add_argument("--patch-runs", type=int, default=15)
+    parser.add_argument("--python", action="append", default=[], help="interpreter (a venv with botocore)")
+    parser.add_argument("--json", help="also write the rows here (e.g. build/startup.json)")
     args = parser.parse_args()
 
     base_env = {
@@ -109,34 +121,48 @@ def main():
     off = dict(base_env)
     on = dict(base_env, AWS_PYTHON_KEEPALIVE="1")
 
-    print("Hook cost in site.addsitedir(layer): median (p90) over %d fresh interpreters each" % args.runs)
-    print("%-8s %14s %14s %14s %14s | %10s %10s %10s" % (
-        "CPython", "no .pth", "comment .pth", "layer off", "layer on", ".pth cost", "hook off", "hook on"))
+    print("Hook cost in site.addsitedir(layer): median (p90) over %d fresh interpreters each, us" % args.runs)
+    print("%-7s %12s %12s %12s %12s %12s | %9s %9s %9s %9s" % (
+        "CPython", "no .pth", "comment .pth", "import os", "layer off", "layer on",
+        ".pth cost", "floor", "hook off", "hook on"))
     rows = []
     with tempfile.TemporaryDirectory() as workdir:
-        with_pth, comment_pth, without_pth = prepare(workdir)
-        for minor, python in interpreters():
-            for folder in (with_pth, comment_pth, without_pth):
+        copies = prepare(workdir)
+        for minor, python in interpreters(args.python):
+            for folder in copies.values():
                 compile_for(python, folder)
-            baseline = describe(sample(python, ADDSITEDIR, without_pth, off, args.runs))
-            any_pth = describe(sample(python, ADDSITEDIR, comment_pth, off, args.runs))
-            cost_off = describe(sample(python, ADDSITEDIR, with_pth, off, args.runs))
-            cost_on = describe(sample(python, ADDSITEDIR, with_pth, on, args.runs))
-            print(
-                "%-8s %6.0f (%5.0f) %6.0f (%5.0f) %6.0f (%5.0f) %6.0f (%5.0f) | %7.0f us %7.0f us %7.0f us"
-                % (minor, baseline[0], baseline[1], any_pth[0], any_pth[1], cost_off[0], cost_off[1],
-                   cost_on[0], cost_on[1], any_pth[0] - baseline[0], cost_off[0] - any_pth[0],
-                   cost_on[0] - any_pth[0])
-            )
-            rows.append((minor, python))
+            # Interleaved rounds, so that drift on a shared machine affects every column alike.
+            names = ("none", "comment", "floor", "off", "on")
+            samples = {name: [] for name in names}
+            for _ in range(args.runs):
+                for name in names:
+                    folder = copies["layer" if name in ("off", "on") else name]
+                    samples[name] += sample(python, ADDSITEDIR, folder, on if name == "on" else off, 1)
+            stats = {name: describe(values) for name, values in samples.items()}
+            row = {
+                "python": minor,
+                "pth_cost_us": round(stats["comment"][0] - stats["none"][0], 1),
+                "floor_us": round(stats["floor"][0] - stats["comment"][0], 1),
+                "hook_off_us": round(stats["off"][0] - stats["comment"][0], 1),
+                "hook_on_us": round(stats["on"][0] - stats["comment"][0], 1),
+            }
+            print("%-7s %s | %9.0f %9.0f %9.0f %9.0f" % (
+                minor, " ".join("%5.0f (%4.0f)" % stats[name] for name in names),
+                row["pth_cost_us"], row["floor_us"], row["hook_off_us"], row["hook_on_us"]))
+            rows.append((row, python))
 
         print()
         print("Patch applied when botocore is imported (switch on): median (p90) over %d runs"
               % args.patch_runs)
-        for minor, python in rows:
-            patch_cost = describe(sample(python, PATCH, with_pth, on, args.patch_runs))
-            print("%-8s %7.0f us (%5.0f)" % (minor, patch_cost[0], patch_cost[1]))
-
+        for row, python in rows:
+            patch_cost = describe(sample(python, PATCH, copies["layer"], on, args.patch_runs))
+            row["patch_us"] = round(patch_cost[0], 1)
+            print("%-8s %7.0f us (%5.0f)" % (row["python"], patch_cost[0], patch_cost[1]))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as out:
+            json.dump({"rows": [row for row, _ in rows]}, out, indent=1)
+        print("wrote %s" % args.json)
 
 if __name__ == "__main__":
     main()

@@ -7,7 +7,7 @@ What runs (everything on this machine, nothing reaches AWS):
 * Per configuration *and* handler, its own network (lab.function_net): a NAT namespace in reset mode
   with the idle timeout scaled down from 350 s, and a Netem hop adding the RTT. Own networks keep
   connection counts (Netem's accepted connections) per configuration.
-* Per network one execution environment (lab.lambda_env, CPython 3.12) running the untouched
+* Per network one execution environment (lab.lambda_env, CPython 3.12 or --python) running the untouched
   examples/put_item handler: ``app.handler`` (one put) and ``app.handler_ten`` (ten puts).
 * Phases: one warm-up invocation (not counted: the cold start's first connection), a steady phase
   (one invocation per second), then a gap phase (each invocation after an idle gap longer than the
@@ -36,7 +36,7 @@ from lab import driver, nat
 from lab.dynamodb import DynamoDBLocal
 from lab.function_net import (NAT_TIMEOUT_S, DEFAULTS, FunctionNetwork, create_table, keepalive_env,
                               lab_client, run_gaps, scaled_timers)
-from lab.lambda_env import extract_layer, runtime_python
+from lab.lambda_env import PYTHON_MINORS, extract_layer, runtime_python
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "put_item"
@@ -103,7 +103,7 @@ def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dic
             stop: threading.Event) -> None:
     env = keepalive_env(on=run.config.on, **timers, debug=False)
     try:
-        with network.function(EXAMPLE, "app." + run.handler, table=TABLE, python=PYTHON,
+        with network.function(EXAMPLE, "app." + run.handler, table=TABLE, python=args.python,
                               opt=opt if run.config.layer else None, env=env) as raw:
             run.fn = raw
             fn = CountingFunction(raw, network)
@@ -158,6 +158,8 @@ def parse_args(argv):
     p.add_argument("--gaps", type=int, default=5, help="invocations in the gap phase")
     p.add_argument("--gap", type=float, default=None, help="idle gap, s (default: NAT timeout + 2)")
     p.add_argument("--jvm-warmup", type=int, default=900, help="puts to warm DynamoDB Local first")
+    p.add_argument("--python", default=PYTHON, choices=PYTHON_MINORS,
+                   help="CPython minor of the stand-in runtime (make demo: 3.12, else one this machine has)")
     p.add_argument("--no-packets", action=argparse.BooleanOptionalAction, default=True,
                    help="also run the layer-on gap phase with no packet leaving the frozen env")
     args = p.parse_args(argv)
@@ -176,12 +178,12 @@ def main(argv=None) -> int:
     if reason:
         print("make demo needs network namespaces: " + reason, file=sys.stderr)
         return 1
-    runtime_python(PYTHON)
+    runtime_python(args.python)
     timers = scaled_timers(args.nat_timeout)
     scale = args.nat_timeout / NAT_TIMEOUT_S
     configs = CONFIGS + ([NO_PACKETS] if args.no_packets else [])
     print("Lab: DynamoDB Local over TLS, RTT %.1f ms (Netem), NAT in reset mode, CPython %s stand-in"
-          % (args.rtt_ms, PYTHON))
+          % (args.rtt_ms, args.python))
     print("Time scale: NAT idle timeout 350 s -> %d s (x%.4f); gaps of %.1f s stand for %.0f s"
           % (args.nat_timeout, scale, args.gap, args.gap / scale))
     print("Layer timers scaled the same way (whole seconds, kernel minimum 1): "

@@ -24,6 +24,7 @@ Usage: python -m lab.runtime_prefix 3.12 [3.13 ...]   (prints each interpreter's
 
 import fcntl
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -42,14 +43,15 @@ def stamp_text() -> str:
 
 
 def base_python(minor: str) -> Path:
-    """The pyenv CPython of that minor (highest patch release installed)."""
-    root = os.environ.get("PYENV_ROOT") or subprocess.run(
-        ["pyenv", "root"], capture_output=True, text=True, check=True).stdout.strip()
-    candidates = sorted(Path(root, "versions").glob(minor + ".*/bin/python3"),
-                        key=lambda p: [int(x) for x in p.parents[1].name.split(".") if x.isdigit()])
-    if not candidates:
-        raise FileNotFoundError("no CPython %s under %s/versions" % (minor, root))
-    return candidates[-1]
+    """The CPython of that minor, found as the Makefile finds it (tools/find_python.py: pyenv, then
+    python3.X on PATH, then uv-managed), so the lab runs on any machine ``make`` runs on."""
+    spec = importlib.util.spec_from_file_location("find_python", REPO / "tools" / "find_python.py")
+    find_python = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(find_python)
+    found = find_python.find(minor, uv=str(UV) if UV.exists() else None)
+    if found is None:
+        raise FileNotFoundError(find_python.missing_message(minor, who="the lab's Lambda stand-in"))
+    return Path(found)
 
 
 def ensure(minor: str) -> Path:

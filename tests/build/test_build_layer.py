@@ -205,3 +205,32 @@ def test_unknown_service_fails_the_build(tmp_path):
     """SERVICES with a name botocore does not have stops the build with that name."""
     with pytest.raises(AssertionError, match="unknown service.*dynamodbx"):
         make_layer(str(tmp_path / "b"), services="dynamodb,dynamodbx")
+
+
+KEPT_SERVICE_VIEW = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import boto3
+session = boto3.session.Session()
+view = {"partitions": session.get_available_partitions()}
+for service in ("dynamodb", "s3"):
+    view[service] = {partition: session.get_available_regions(service, partition)
+                     for partition in view["partitions"]}
+    view[service + "_urls"] = {region: boto3.client(service, region_name=region).meta.endpoint_url
+                               for region in ("us-east-1", "eu-west-1", "cn-north-1", "us-gov-west-1")}
+print(json.dumps(view, sort_keys=True))
+"""
+
+
+def test_trimmed_layer_endpoints_hold_only_kept_services_and_serve_them_alike(layer, trimmed, tmp_path):
+    """A trimmed build cuts endpoints.json to the kept services; their regions and URLs stay as in the full layer."""
+    views = {}
+    for name, (path, _) in (("full", layer), ("trimmed", trimmed)):
+        opt = extract(path, str(tmp_path / name))
+        views[name] = subprocess.run([sys.executable, "-c", KEPT_SERVICE_VIEW, os.path.join(opt, "python")],
+                                     capture_output=True, text=True, env=env(), check=True).stdout
+        with open(os.path.join(opt, "python", "botocore", "data", "endpoints.json")) as source:
+            views[name + "_services"] = {key for p in json.load(source)["partitions"] for key in p["services"]}
+    assert views["trimmed_services"] == {"dynamodb", "s3"}
+    assert len(views["full_services"]) > 100
+    assert views["trimmed"] == views["full"]

@@ -96,3 +96,24 @@ def test_pth_fast_path_matches_settings_off_values():
         out = subprocess.run([sys.executable, "-c", script, LAYER], env=env, capture_output=True,
                              text=True, timeout=30, check=True).stdout.strip()
         assert json.loads(out.lower()) is (value.strip().lower() in settings.ON_VALUES), value
+
+
+def test_pth_unset_switch_costs_one_membership_test():
+    """Switch unset: the .pth only asks whether the variable exists (the value check is not even compiled)."""
+    script = (
+        "import json, os, site, sys\n"
+        "class Recorder(dict):\n"
+        "    seen = []\n"
+        "    def __contains__(self, key):\n"
+        "        self.seen.append(['in', key]); return dict.__contains__(self, key)\n"
+        "    def get(self, key, default=None):\n"
+        "        self.seen.append(['get', key]); return dict.get(self, key, default)\n"
+        "    def __getitem__(self, key):\n"
+        "        self.seen.append(['getitem', key]); return dict.__getitem__(self, key)\n"
+        "os.environ = Recorder(os.environ)\n"
+        "site.addsitedir(sys.argv[1])\n"
+        "print(json.dumps([s for s in Recorder.seen if s[1].startswith('AWS_PYTHON_KEEPALIVE')]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, LAYER], env=BASE_ENV, capture_output=True,
+                         text=True, timeout=30, check=True).stdout
+    assert json.loads(out) == [["in", "AWS_PYTHON_KEEPALIVE"]]
