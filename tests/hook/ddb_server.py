@@ -3,7 +3,8 @@
 It keeps connections alive the way the real endpoint does, counts the TCP connections it accepted
 and the requests it answered, and can be told to answer slowly (to make a client open a second
 connection) or to close each connection after answering without saying so (so that the client
-finds a pooled connection closed by its peer).
+finds a pooled connection closed by its peer), at once or once it sat idle for a while (as an
+endpoint or NAT does while a Lambda environment is frozen).
 """
 
 import http.server
@@ -22,6 +23,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         super().setup()
         with self.server.lock:
             self.server.connections += 1
+        if self.server.close_idle_after_s:
+            # http.server closes the connection when reading the next request times out.
+            self.connection.settimeout(self.server.close_idle_after_s)
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
@@ -64,7 +68,8 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, delay_s=0.0, close_after_response=False, tls_context=None):
+    def __init__(self, delay_s=0.0, close_after_response=False, tls_context=None,
+                 close_idle_after_s=None):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.tls_context = tls_context
         self.lock = threading.Lock()
@@ -73,6 +78,7 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.targets = []
         self.delay_s = delay_s
         self.close_after_response = close_after_response
+        self.close_idle_after_s = close_idle_after_s
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     def get_request(self):

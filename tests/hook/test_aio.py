@@ -35,6 +35,7 @@ HANDLER = """
         setattr(aio, os.environ["TEST_BREAK"], broken)
 
     import asyncio
+    import time
 
     import aiobotocore
     import botocore
@@ -84,10 +85,17 @@ HANDLER = """
             report["read_timeout"] = client.meta.config.read_timeout
             if event.get("no_requests"):
                 return report
+            report["retries"] = []
             for gap in event.get("gaps", [0]):
-                await asyncio.sleep(gap)
-                await asyncio.gather(*[client.put_item(TableName="table", Item={"pk": {"S": "1"}})
-                                       for _ in range(event.get("concurrent", 1))])
+                if event.get("block_loop"):
+                    # The loop does not run: a FIN arriving now stays unread, as during a freeze.
+                    time.sleep(gap)
+                else:
+                    await asyncio.sleep(gap)
+                responses = await asyncio.gather(*[
+                    client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+                    for _ in range(event.get("concurrent", 1))])
+                report["retries"] += [r["ResponseMetadata"]["RetryAttempts"] for r in responses]
             connector = client._endpoint.http_session._sessions[None].connector
             report["limit"] = connector.limit
             report["options"] = [keepalive_probe.socket_options(sock)
@@ -276,4 +284,17 @@ def test_connection_closed_by_peer_is_labelled(name, run_function, tmp_path):
         run = _run(run_function, tmp_path, name, {"url": closing.url, "gaps": [0, 0.3]},
                    env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
         assert closing.connections == 2 and closing.requests == 2
+    assert _reasons(run) == ["first use", "peer closed"], run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_peer_close_unseen_by_the_loop_opens_new_connection_without_retry(name, run_function,
+                                                                          tmp_path):
+    """Peer closed the pooled connection while the loop was blocked: a new one, no botocore retry."""
+    with DynamoDBShapedServer(close_idle_after_s=0.2) as closing:
+        run = _run(run_function, tmp_path, name,
+                   {"url": closing.url, "gaps": [0, 0.6], "block_loop": True},
+                   env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+        assert (closing.connections, closing.requests) == (2, 2), run.stderr
+    assert run.result["retries"] == [0, 0], run.stderr
     assert _reasons(run) == ["first use", "peer closed"], run.stderr
