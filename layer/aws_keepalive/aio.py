@@ -32,18 +32,26 @@ this module patches aiobotocore on top.  The pieces:
    proof of life as for botocore.  Debug lines say why each new connection was opened; a
    connection aiohttp itself dropped for idleness shows as "keepalive_timeout".
 
+4. Peer closed while the loop did not run.  Before the same pick, a pooled connection whose
+   socket is readable (the endpoint's FIN or RST arrived while the environment was frozen, unread
+   because aiohttp reads only when its loop runs) is closed too, "peer closed": urllib3's check
+   before reuse, which botocore's own pool already has (``_readable``).
+
 Only ``AIOHTTPSession`` is covered.  aiobotocore 3.x also offers an httpx backend
 (``AioConfig(http_session_cls=HttpxSession)``); a client using it gets one warning saying it is
 not covered (httpx pools in httpcore, with other internals; see docs/async.md).
 """
 
 import os
+import select
 import time
 
 from aws_keepalive import diagnostics, idle, patch
 
 # Reason for a connection aiohttp closed itself because it sat idle past keepalive_timeout.
 KEEPALIVE_TIMEOUT = "keepalive_timeout"
+# Reason for a connection the endpoint closed (or sent something unasked on) while it rested.
+PEER_CLOSED = "peer closed"
 
 
 def apply(settings):
@@ -252,7 +260,7 @@ def _patch_connector(connector, socket_options, max_idle_s):
                 # Others hold connections (the count includes aiohttp's placeholder for this one).
                 reason = "pool full"
             else:
-                reason = "peer closed"
+                reason = PEER_CLOSED
         # Marked before the await: concurrent tasks start their connects before the first ends.
         state.opened.add(key)
         started = time.perf_counter()
@@ -312,7 +320,7 @@ def _drop_stale(connector, state, key, keepalive_timeout):
             if not _is_connected(protocol) or protocol.transport is None:
                 idle_s = idle.idle_seconds(since)
                 timed_out = keepalive_timeout is not None and idle_s >= keepalive_timeout
-                state.reasons[key] = KEEPALIVE_TIMEOUT if timed_out else "peer closed"
+                state.reasons[key] = KEEPALIVE_TIMEOUT if timed_out else PEER_CLOSED
     if not pooled:
         return
     for entry in list(pooled):
@@ -320,11 +328,14 @@ def _drop_stale(connector, state, key, keepalive_timeout):
         resting = state.resting.pop(id(protocol), None)
         since = resting[2] if resting is not None else None
         if not _is_connected(protocol):
-            state.reasons[key] = "peer closed"
+            state.reasons[key] = PEER_CLOSED
             continue  # aiohttp drops it itself
         transport = protocol.transport
         sock = transport.get_extra_info("socket") if transport is not None else None
-        reason, idle_s, answered_s = idle.replace_reason(since, sock, state.max_idle_s)
+        if _readable(sock):
+            reason, idle_s, answered_s = PEER_CLOSED, idle.idle_seconds(since), None
+        else:
+            reason, idle_s, answered_s = idle.replace_reason(since, sock, state.max_idle_s)
         if reason is None and keepalive_timeout is not None and idle_s > keepalive_timeout:
             # aiohttp's own check on reuse will close it (the idle callback did not run yet).
             state.reasons[key] = KEEPALIVE_TIMEOUT
@@ -344,6 +355,33 @@ def _drop_stale(connector, state, key, keepalive_timeout):
                     idle_s=round(idle_s, 3),
                     keepalive_answered_s=answered_s,
                 )
+
+
+def _readable(sock):
+    """True when a resting pooled connection's socket has something to read: EOF, RST or stray data.
+
+    aiohttp learns that the peer closed a connection only when its event loop runs and reads the
+    FIN; until then ``is_connected()`` says yes.  A loop that did not run while the FIN arrived --
+    the Lambda environment was frozen between invocations, or the function blocked the loop --
+    hands the dead connection out, the request fails with ServerDisconnectedError and botocore
+    retries it (the aio soak counted 50 such retries in 150 s; docs/soak.md).  An idle HTTP/1.1
+    connection must have nothing to read, so, like urllib3's ``wait_for_read(sock, timeout=0)``
+    before reuse, one zero-timeout poll on the socket says whether it is still good: about a
+    microsecond, no loop iteration, and the loop's own registration of the socket is untouched.
+    For TLS the poll is on the TCP socket under the TLS layer; a close_notify or a FIN both make it
+    readable.  Any doubt (no socket, no fd, poll fails) answers False: aiohttp's behaviour stays.
+    """
+    if sock is None:
+        return False
+    try:
+        fd = sock.fileno()
+        if fd < 0:
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _is_connected(protocol):
