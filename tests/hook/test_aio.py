@@ -291,9 +291,9 @@ def test_connection_closed_by_peer_is_labelled(name, run_function, tmp_path):
 def test_peer_close_unseen_by_the_loop_opens_new_connection_without_retry(name, run_function,
                                                                           tmp_path):
     """Peer closed the pooled connection while the loop was blocked: a new one, no botocore retry."""
-    with DynamoDBShapedServer(close_idle_after_s=0.2) as closing:
+    with DynamoDBShapedServer(close_idle_after_s=0.5) as closing:
         run = _run(run_function, tmp_path, name,
-                   {"url": closing.url, "gaps": [0, 0.6], "block_loop": True},
+                   {"url": closing.url, "gaps": [0, 1.5], "block_loop": True},
                    env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
         assert (closing.connections, closing.requests) == (2, 2), run.stderr
     assert run.result["retries"] == [0, 0], run.stderr
