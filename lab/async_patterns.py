@@ -40,8 +40,8 @@ import textwrap
 from pathlib import Path
 from typing import Optional
 
-from lab.lambda_env import REPO, UV
-from lab.runtime_prefix import base_python
+from lab.lambda_env import REPO
+from lab.runtime_prefix import UV, base_python
 
 LOCK_FILE = REPO / "lab" / "async-requirements.txt"
 EXAMPLE = REPO / "examples" / "async_put_item" / "app.py"
