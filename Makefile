@@ -307,26 +307,22 @@ lock-demo: | $(UV)
 # build/soak.json, build/soak-raw.json and build/soak.png. Not part of `make test` (its 60 s
 # version is: tests/lab/test_soak.py).
 # AIO=1 adds the aiobotocore variant (two more configurations; aiobotocore from
-# lab/soak-aio-requirements.txt installed into the function's task folder).
+# lab/async-requirements.txt, as for the async example, installed into the function's task folder).
 DURATION ?= 300
 SEED ?=
 AIO ?= 0
 SOAK_AIO_TASK := $(BUILD_DIR)/soak-aio-task
-.PHONY: soak lock-soak-aio
+.PHONY: soak
 soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256 $(if $(filter 1,$(AIO)),$(SOAK_AIO_TASK)/.done)
 	$(DEMO_PY) -m lab.soak --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 	  --json $(BUILD_DIR)/soak.json --raw $(BUILD_DIR)/soak-raw.json --png $(BUILD_DIR)/soak.png \
 	  $(if $(filter 1,$(AIO)),--aio --aio-task $(SOAK_AIO_TASK))
 
-$(SOAK_AIO_TASK)/.done: lab/soak-aio-requirements.txt $(VENV)/lambda-3.12/.lab-lock-sha256 | $(UV)
+$(SOAK_AIO_TASK)/.done: lab/async-requirements.txt $(VENV)/lambda-3.12/.lab-lock-sha256 | $(UV)
 	rm -rf $(SOAK_AIO_TASK)
 	$(UV) pip install -q --target $(SOAK_AIO_TASK) --python $(VENV)/lambda-3.12/bin/python \
-	  --require-hashes -r lab/soak-aio-requirements.txt
+	  --require-hashes -r lab/async-requirements.txt
 	touch $@
-
-lock-soak-aio: | $(UV)
-	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/soak-aio-requirements.in \
-	  -o lab/soak-aio-requirements.txt
 
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.
@@ -385,7 +381,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-soak-aio lock-aio
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio
 
 .PHONY: clean
 clean:

@@ -16,6 +16,25 @@ So ``.venv/lambda-X.Y`` is a prefix of its own, found by CPython's usual search 
     lib/pythonX.Y/site-packages  ... except this real folder, holding exactly
                                  lab/runtime-requirements.txt (awslambdaric, the bundled-kind boto3)
 
+The base is whatever CPython tools/find_python.py finds: pyenv's (an upstream build, like the
+runtime's) or a distribution's, such as Debian's /usr/bin/python3.11.  Debian patches two things
+into its standard library that a plain prefix must not inherit from it:
+
+* its ``site.py`` never adds ``<prefix>/lib/pythonX.Y/site-packages`` outside a venv; it adds
+  ``<prefix>/local/lib/pythonX.Y/dist-packages``, ``<prefix>/lib/python3/dist-packages`` and
+  ``<prefix>/lib/pythonX.Y/dist-packages`` instead, so awslambdaric would not be importable.  The
+  build asks the new interpreter which folders its site adds (``site.getsitepackages()``, all
+  under the new prefix, so nothing of the machine's dist-packages comes in); when site-packages is
+  not one of them it writes one ``.pth`` into the first of them whose line is
+  ``site.addsitedir(<site-packages>)``: site-packages then reaches sys.path under its own name and
+  with its own ``.pth`` files processed, as on the runtime.  (A symlink dist-packages ->
+  site-packages would put the Debian name on sys.path; a sitecustomize.py of ours would take the
+  name that exec wrappers' sitecustomize and the layer's fallback use.)  With an upstream base the
+  check finds site-packages and writes nothing.
+* ``sitecustomize.py`` (apport's crash hook, a link into /etc) and ``EXTERNALLY-MANAGED`` (PEP
+  668's marker): the runtime's /var/lang has neither, and a stdlib sitecustomize would run at every
+  start of the stand-in, so they are not linked.
+
 A stamp with the lock's sha256 (and this layout's version) says whether it is current; a file lock
 keeps parallel callers (tests, the Makefile) from building it twice.
 
@@ -25,6 +44,7 @@ Usage: python -m lab.runtime_prefix 3.12 [3.13 ...]   (prints each interpreter's
 import fcntl
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -35,7 +55,11 @@ REPO = Path(__file__).resolve().parents[1]
 LOCK_FILE = REPO / "lab" / "runtime-requirements.txt"
 VENV_ROOT = REPO / ".venv"
 UV = VENV_ROOT / "uv" / "bin" / "uv"
-LAYOUT = "plain-prefix-1"  # bump when the layout changes: old stand-ins are rebuilt
+# Entries of the base's stdlib folder not linked into the prefix: its site-packages (the prefix has
+# its own) and what a distribution adds that the runtime's /var/lang does not have (see above).
+NOT_LINKED = frozenset({"site-packages", "sitecustomize.py", "EXTERNALLY-MANAGED"})
+SITE_PACKAGES_PTH = "lambda-runtime-site-packages.pth"
+LAYOUT = "plain-prefix-2"  # bump when the layout changes: old stand-ins are rebuilt
 
 
 def stamp_text() -> str:
@@ -66,13 +90,15 @@ def ensure(minor: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if python.exists() and stamp.exists() and stamp.read_text() == stamp_text():
             return python
-        _build(minor, prefix)
+        build(base_python(minor), minor, prefix)
         stamp.write_text(stamp_text())
     return python
 
 
-def _build(minor: str, prefix: Path) -> None:
-    base = base_python(minor).resolve()  # .../versions/3.12.1/bin/python3.12
+def build(base: Path, minor: str, prefix: Path) -> Path:
+    """Make ``prefix`` a plain CPython prefix from the interpreter ``base`` (of that minor) holding
+    lab/runtime-requirements.txt in its own site-packages; returns its ``bin/python``."""
+    base = base.resolve()  # .../versions/3.12.1/bin/python3.12 or /usr/bin/python3.11
     base_stdlib = base.parents[1] / "lib" / ("python" + minor)
     shutil.rmtree(prefix, ignore_errors=True)
     (prefix / "bin").mkdir(parents=True)
@@ -82,16 +108,33 @@ def _build(minor: str, prefix: Path) -> None:
     stdlib = prefix / "lib" / ("python" + minor)
     stdlib.mkdir(parents=True)
     for entry in sorted(os.listdir(base_stdlib)):
-        if entry != "site-packages":
+        if entry not in NOT_LINKED:
             (stdlib / entry).symlink_to(base_stdlib / entry)
     site_packages = stdlib / "site-packages"
     site_packages.mkdir()
+    python = prefix / "bin" / "python"
+    _reach_site_packages(python, site_packages)
     if not UV.exists():
         subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
     env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
-    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(prefix / "bin" / "python"),
+    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python),
                     "--target", str(site_packages), "--require-hashes", "-r", str(LOCK_FILE)],
                    check=True, env=env)
+    return python
+
+
+def _reach_site_packages(python: Path, site_packages: Path) -> None:
+    """Make the new interpreter's site add ``site_packages`` (a distribution's site.py may not: see
+    the module's docstring)."""
+    site_dirs = json.loads(subprocess.run(
+        [str(python), "-c", "import json, site; print(json.dumps(site.getsitepackages()))"],
+        capture_output=True, text=True, check=True, env={}, timeout=30).stdout)
+    if os.path.realpath(site_packages) in {os.path.realpath(folder) for folder in site_dirs}:
+        return
+    pth_dir = Path(site_dirs[0])
+    pth_dir.mkdir(parents=True, exist_ok=True)
+    # One line, run by site at every start: it adds the folder and processes its own .pth files.
+    (pth_dir / SITE_PACKAGES_PTH).write_text("import site; site.addsitedir(%r)\n" % str(site_packages))
 
 
 if __name__ == "__main__":

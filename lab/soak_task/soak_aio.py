@@ -7,7 +7,7 @@ function keeps an aiobotocore client between invocations (``asyncio.run`` per in
 close the loop and with it every pooled connection, leaving nothing for the layer to do).
 
 This module needs aiobotocore next to it in the task folder (make soak AIO=1 installs it there
-from lab/soak-aio-requirements.txt, with the botocore it pins: it shadows the layer's, as in a
+from lab/async-requirements.txt, with the botocore it pins: it shadows the layer's, as in a
 real function that bundles aiobotocore).
 """
 

@@ -5,7 +5,8 @@ The pipeline, one module per step:
     environment --> settings  (settings.py: parsed and validated once, at startup)
                 --> patch     (hook.py waits for botocore; patch.py: socket options, pool, idle;
                                aio.py: the same for aiobotocore's aiohttp connector;
-                               idle.py: when a pooled connection is stale, for every client family)
+                               idle.py: when a pooled connection is stale, for every client family;
+                               snapstart.py: after a SnapStart restore, no pre-snapshot connection)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
 
 Entry points ("routes", named in the debug startup line), each calling ``activate``; whichever

@@ -4,6 +4,7 @@ the Makefile installed (paths passed in by `make test-build`), and a clean envir
 Nothing here touches real AWS: publishing goes to a local moto server, functions run under the
 runtime stand-in (lab/runtime/invoke_once.py)."""
 
+import contextlib
 import functools
 import os
 import re
@@ -112,26 +113,33 @@ def opt(layer, tmp_path_factory):
     return extract(layer[0], str(tmp_path_factory.mktemp("opt")))
 
 
+@contextlib.contextmanager
+def local_server(argv, log_path, name):
+    """Start ``argv`` (a server listening on 127.0.0.1:<port>, port in argv), wait until it accepts,
+    yield; stop it by pid at the end."""
+    port = int(argv[argv.index("-p") + 1])
+    log = open(log_path, "w")
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env())
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("%s did not start: %s" % (name, open(log_path).read()))
+                time.sleep(0.1)
+        yield "http://127.0.0.1:%d" % port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint(tmp_path_factory):
     """A local moto server standing in for AWS (Lambda, DynamoDB); stopped by pid at the end."""
-    port = free_port()
-    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "w")
-    process = subprocess.Popen(
-        [tool("AWS_KEEPALIVE_MOTO"), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, env=env(),
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail("moto server did not start")
-            time.sleep(0.1)
-    yield "http://127.0.0.1:%d" % port
-    process.terminate()
-    process.wait(timeout=10)
-    log.close()
+    argv = [tool("AWS_KEEPALIVE_MOTO"), "-H", "127.0.0.1", "-p", str(free_port())]
+    with local_server(argv, tmp_path_factory.mktemp("moto") / "moto.log", "moto server") as url:
+        yield url

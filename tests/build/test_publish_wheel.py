@@ -8,15 +8,13 @@ own server (started by pid, stopped by pid) and its own package folder.
 import base64
 import hashlib
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
 import pytest
-from conftest import REPO, env, free_port, tool
+from conftest import REPO, env, free_port, local_server, tool
 
 sys.path.insert(0, REPO)
 import build_wheel  # noqa: E402
@@ -38,28 +36,10 @@ def index(tmp_path):
     packages.mkdir()
     passwords = tmp_path / "htpasswd"
     passwords.write_text(htpasswd_line("__token__", TOKEN) + htpasswd_line(USER, PASSWORD))
-    port = free_port()
-    log = open(tmp_path / "pypiserver.log", "w")
-    process = subprocess.Popen(
-        [tool("AWS_KEEPALIVE_PYPISERVER"), "run", "-i", "127.0.0.1", "-p", str(port), "-P", str(passwords),
-         "-a", "update", "--disable-fallback", str(packages)],
-        stdout=log, stderr=subprocess.STDOUT, env=env(),
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                process.wait()
-                pytest.fail("pypiserver did not start: %s" % (tmp_path / "pypiserver.log").read_text())
-            time.sleep(0.1)
-    yield "http://127.0.0.1:%d" % port
-    process.terminate()
-    process.wait(timeout=10)
-    log.close()
+    argv = [tool("AWS_KEEPALIVE_PYPISERVER"), "run", "-i", "127.0.0.1", "-p", str(free_port()),
+            "-P", str(passwords), "-a", "update", "--disable-fallback", str(packages)]
+    with local_server(argv, tmp_path / "pypiserver.log", "pypiserver") as url:
+        yield url
 
 
 def make_publish_wheel(build_dir, **variables):
