@@ -30,7 +30,7 @@ class EchoServer:
     def start(self) -> "EchoServer":
         self._listener = socket.create_server((self.host, self.port))
         self.port = self._listener.getsockname()[1]
-        self._spawn(self._accept_loop)
+        self._spawn(self._accept_loop, self._listener)
         return self
 
     def _spawn(self, fn, *args) -> None:
@@ -38,10 +38,11 @@ class EchoServer:
         self._threads.append(t)
         t.start()
 
-    def _accept_loop(self) -> None:
+    def _accept_loop(self, listener: socket.socket) -> None:
+        # The listener is passed in: stop() sets self._listener to None, maybe before this thread runs.
         while True:
             try:
-                conn, _ = self._listener.accept()
+                conn, _ = listener.accept()
             except OSError:
                 return
             with self._lock:
