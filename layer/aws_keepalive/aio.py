@@ -96,8 +96,7 @@ def _patch_create_client(settings):
         # arguments and hands back the coroutine, so it works whatever awaits it.
         def _create_client(self, *args, **kwargs):
             try:
-                by_position = len(args) > config_index
-                config = args[config_index] if by_position else kwargs.get("config")
+                config = patch.config_argument(args, kwargs, config_index)
                 default_config = self.get_default_client_config()
                 _warn_about_user_config(config)
                 _warn_about_user_config(default_config)
@@ -109,10 +108,7 @@ def _patch_create_client(settings):
                     # from the left-hand side's connector_args); it sets no pool size, so ours
                     # cannot override anything of the caller's.
                     config = ours if config is None else config.merge(ours)
-                    if by_position:
-                        args = args[:config_index] + (config,) + args[config_index + 1 :]
-                    else:
-                        kwargs["config"] = config
+                    args, kwargs = patch.with_config_argument(args, kwargs, config_index, config)
             except Exception as error:
                 diagnostics.report_once(
                     "aio pool size",

@@ -159,17 +159,13 @@ def _patch_pool_size(settings, version, path):
     def make_wrapper(original):
         def create_client(self, *args, **kwargs):
             try:
-                by_position = len(args) > config_index
-                config = args[config_index] if by_position else kwargs.get("config")
+                config = config_argument(args, kwargs, config_index)
                 if not sets_pool_size(config) and not sets_pool_size(
                     self.get_default_client_config()
                 ):
                     ours = Config(max_pool_connections=settings.pool_size)
                     config = ours if config is None else ours.merge(config)
-                    if by_position:
-                        args = args[:config_index] + (config,) + args[config_index + 1 :]
-                    else:
-                        kwargs["config"] = config
+                    args, kwargs = with_config_argument(args, kwargs, config_index, config)
             except Exception as error:
                 diagnostics.report_once(
                     "pool size", "could not set max_pool_connections: %r; using botocore's" % (error,)
@@ -179,6 +175,18 @@ def _patch_pool_size(settings, version, path):
         return create_client
 
     _wrap(Session, "create_client", make_wrapper)
+
+
+def config_argument(args, kwargs, config_index):
+    """The ``config`` a create_client call was given, by position or by keyword (None: none)."""
+    return args[config_index] if len(args) > config_index else kwargs.get("config")
+
+
+def with_config_argument(args, kwargs, config_index, config):
+    """``(args, kwargs)`` of that call with ``config`` put where the caller passed it (or as keyword)."""
+    if len(args) > config_index:
+        return args[:config_index] + (config,) + args[config_index + 1 :], kwargs
+    return args, dict(kwargs, config=config)
 
 
 # --- 3. idle replacement and connection diagnostics -------------------------------------------
