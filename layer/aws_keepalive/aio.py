@@ -100,8 +100,10 @@ def _patch_create_client(settings):
                 default_config = self.get_default_client_config()
                 _warn_about_user_config(config)
                 _warn_about_user_config(default_config)
-                if settings.pool_size is not None and not _sets_pool_size(config) and not _sets_pool_size(
-                    default_config
+                if (
+                    settings.pool_size is not None
+                    and not patch.sets_pool_size(config)
+                    and not patch.sets_pool_size(default_config)
                 ):
                     ours = AioConfig(max_pool_connections=settings.pool_size)
                     # The caller's merge keeps its connector_args (AioConfig 2.x rebuilds a merge
@@ -120,12 +122,6 @@ def _patch_create_client(settings):
         return _create_client
 
     patch._wrap(AioSession, "_create_client", make_wrapper)
-
-
-def _sets_pool_size(config):
-    return config is not None and "max_pool_connections" in getattr(
-        config, "_user_provided_options", {}
-    )
 
 
 def _warn_about_user_config(config):

@@ -151,11 +151,6 @@ def _patch_pool_size(settings, version, path):
     parameters = list(inspect.signature(Session.create_client).parameters)
     config_index = parameters.index("config") - 1  # without self
 
-    def sets_pool_size(config):
-        return config is not None and "max_pool_connections" in getattr(
-            config, "_user_provided_options", {}
-        )
-
     def make_wrapper(original):
         def create_client(self, *args, **kwargs):
             try:
@@ -175,6 +170,13 @@ def _patch_pool_size(settings, version, path):
         return create_client
 
     _wrap(Session, "create_client", make_wrapper)
+
+
+def sets_pool_size(config):
+    """True when ``config`` (a botocore Config or aiobotocore AioConfig) sets max_pool_connections."""
+    return config is not None and "max_pool_connections" in getattr(
+        config, "_user_provided_options", {}
+    )
 
 
 def config_argument(args, kwargs, config_index):
