@@ -14,11 +14,12 @@ alternating, in fresh processes.  Loopback HTTP dominates; the point is whether 
 """
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
+
+from rows import write_rows  # bench/rows.py, next to this script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYER = os.path.join(REPO, "layer")
@@ -97,9 +98,7 @@ def main():
         print("%-4s %s" % (label, "  ".join("%.1f" % value for value in values)))
         rows.append({"python": MINOR, "version": "aiobotocore-3.10.0", "switch": label,
                      "request_p50_us": values})
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as out:
-        json.dump({"rows": rows}, out, indent=1)
+    write_rows(args.json, rows)
 
 
 if __name__ == "__main__":

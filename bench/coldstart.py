@@ -35,7 +35,6 @@ no ``.pyc`` was written.  A benchmark, not a test: numbers depend on the machine
 
 import argparse
 import importlib.util
-import json
 import os
 import shutil
 import statistics
@@ -43,6 +42,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+
+from rows import write_rows  # bench/rows.py, next to this script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = ("runtime_copy", "layer", "layer_on", "layer_no_bytecode", "hook_only_on")
@@ -267,10 +268,7 @@ def main(argv=None):
         finally:
             shutil.rmtree(root, ignore_errors=True)
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as out:
-            json.dump({"rows": rows}, out, indent=1)
-        print("wrote %s" % args.json)
+        write_rows(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import coldstart  # noqa: E402  (the sibling benchmark: same trees, same environment)
+from rows import write_rows  # noqa: E402  (bench/rows.py)
 
 IMPORT_AND_CLIENT = """
 import sys
@@ -241,10 +242,7 @@ def main(argv=None):
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as out:
-            json.dump({"rows": rows}, out, indent=1)
-        print("wrote %s" % args.json)
+        write_rows(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,14 @@ imports botocore (timed inside the process around ``patch.apply``).
 """
 
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from rows import write_rows  # bench/rows.py, next to this script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYER = os.path.join(REPO, "layer")
@@ -159,10 +160,7 @@ def main():
             row["patch_us"] = round(patch_cost[0], 1)
             print("%-8s %7.0f us (%5.0f)" % (row["python"], patch_cost[0], patch_cost[1]))
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as out:
-            json.dump({"rows": [row for row, _ in rows]}, out, indent=1)
-        print("wrote %s" % args.json)
+        write_rows(args.json, [row for row, _ in rows])
 
 if __name__ == "__main__":
     main()

@@ -34,6 +34,8 @@ import subprocess
 import sys
 import time
 
+from rows import write_rows  # bench/rows.py, next to this script
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 WORKER = os.path.join(REPO, "bench", "throughput_worker.py")
@@ -155,12 +157,8 @@ def main(argv=None):
     print(format_table(rows, args))
     for note in notes:
         print("note: " + note)
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as stream:
-        json.dump({"items": args.items, "rtt_ms": args.rtt_ms, "concurrency": args.concurrency,
-                   "notes": notes, "rows": rows}, stream, indent=2)
-        stream.write("\n")
-    print("wrote " + args.json)
+    write_rows(args.json, rows, items=args.items, rtt_ms=args.rtt_ms, concurrency=args.concurrency,
+               notes=notes)
     return 0
 
 
