@@ -306,23 +306,16 @@ lock-demo: | $(UV)
 # TLS front and DynamoDB Local restarts, 1-64 puts over 1-32 threads. Prints the table, writes
 # build/soak.json, build/soak-raw.json and build/soak.png. Not part of `make test` (its 60 s
 # version is: tests/lab/test_soak.py).
-# AIO=1 adds the aiobotocore variant (two more configurations; aiobotocore from
-# lab/async-requirements.txt, as for the async example, installed into the function's task folder).
+# AIO=1 adds the aiobotocore variant (two more configurations; the function's task folder is the
+# async example's, lab/async-requirements.txt installed by lab/async_patterns.py on first use).
 DURATION ?= 300
 SEED ?=
 AIO ?= 0
-SOAK_AIO_TASK := $(BUILD_DIR)/soak-aio-task
 .PHONY: soak
-soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256 $(if $(filter 1,$(AIO)),$(SOAK_AIO_TASK)/.done)
+soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
 	$(DEMO_PY) -m lab.soak --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 	  --json $(BUILD_DIR)/soak.json --raw $(BUILD_DIR)/soak-raw.json --png $(BUILD_DIR)/soak.png \
-	  $(if $(filter 1,$(AIO)),--aio --aio-task $(SOAK_AIO_TASK))
-
-$(SOAK_AIO_TASK)/.done: lab/async-requirements.txt $(VENV)/lambda-3.12/.lab-lock-sha256 | $(UV)
-	rm -rf $(SOAK_AIO_TASK)
-	$(UV) pip install -q --target $(SOAK_AIO_TASK) --python $(VENV)/lambda-3.12/bin/python \
-	  --require-hashes -r lab/async-requirements.txt
-	touch $@
+	  $(if $(filter 1,$(AIO)),--aio)
 
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.

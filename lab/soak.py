@@ -69,7 +69,7 @@ CONFIGURATIONS = [
     Configuration("layer-on-nopkt", layer=True, no_packets=True),
 ]
 # The aiobotocore variant (``--aio``): the same rounds through soak_aio.handler, concurrent tasks
-# instead of threads, in a task folder that also holds aiobotocore (``--aio-task``).
+# instead of threads, in a task folder that also holds aiobotocore (``aio_task``).
 AIO_CONFIGURATIONS = [
     Configuration("no-layer-aio", layer=False, no_packets=False, workload="aio"),
     Configuration("layer-on-aio", layer=True, no_packets=False, workload="aio"),
@@ -78,10 +78,12 @@ AIO_CONFIGURATIONS = [
 WORKLOADS = {"threads": "soak_threads.handler", "aio": "soak_aio.handler"}
 
 
-def aio_task(folder: Path) -> Path:
-    """The aio task folder: aiobotocore installed there (make soak AIO=1) plus soak_aio.py."""
-    if not (folder / "aiobotocore").is_dir():
-        raise RuntimeError("%s holds no aiobotocore: make soak AIO=1 installs it" % folder)
+def aio_task() -> Path:
+    """The aio task folder: the async example's (lab/async-requirements.txt installed by
+    lab.async_patterns.async_task, made on first use) plus soak_aio.py."""
+    from lab.async_patterns import async_task
+
+    folder = async_task(PYTHON)
     shutil.copy2(TASK / "soak_aio.py", folder / "soak_aio.py")
     return folder
 
@@ -300,8 +302,6 @@ def parse_args(argv):
     p.add_argument("--raw", default=str(REPO / "build" / "soak-raw.json"))
     p.add_argument("--png", default=str(REPO / "build" / "soak.png"), help="'' for no plot")
     p.add_argument("--aio", action="store_true", help="also the aiobotocore variant")
-    p.add_argument("--aio-task", default=str(REPO / "build" / "soak-aio-task"),
-                   help="folder holding aiobotocore (make soak AIO=1 fills it)")
     return p.parse_args(argv)
 
 
@@ -320,7 +320,7 @@ def main(argv=None) -> int:
     try:
         opt = extract_layer(args.zip, workdir / "opt")
         configurations = CONFIGURATIONS + (AIO_CONFIGURATIONS if args.aio else [])
-        tasks = {"aio": aio_task(Path(args.aio_task))} if args.aio else {}
+        tasks = {"aio": aio_task()} if args.aio else {}
         raw = run_soak(duration_s=args.duration, seed=seed, nat_timeout=args.nat_timeout, opt=opt,
                        log=lambda line: print(line, flush=True),
                        configurations=tuple(configurations), tasks=tasks)
