@@ -93,7 +93,7 @@ AIO_DIRS := $(foreach p,$(PYTHON_MINORS),$(foreach n,$(AIO_MATRIX),$(VENV)/aio/$
             $(foreach p,3.10 3.11 3.12,$(VENV)/aio/$(p)/$(AIO_OLD_AIOHTTP)/.done)
 $(VENV)/aio/%/.done: | $(UV)
 	@p=$$(dirname $*); n=$$(basename $*); rm -rf $(VENV)/aio/$*; \
-	$(UV) pip install -q --target $(VENV)/aio/$$p/$$n --python $(call python_for,$(firstword $(subst /, ,$*))) \
+	$(UV) pip install -q --target $(VENV)/aio/$$p/$$n --python $(call need_python,$(firstword $(subst /, ,$*))) \
 	  --require-hashes --no-deps -r tests/aio/$$n.txt
 	touch $@
 
@@ -152,7 +152,10 @@ $(VENV)/tools/bin/python: tools/ruff.txt layer/requirements.txt | $(UV)
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/tools
 	$(UV) pip install -q --python $@ --require-hashes -r tools/ruff.txt -r layer/requirements.txt
 	touch $@
-$(VENV)/sam/bin/python $(VENV)/moto/bin/python: $(VENV)/%/bin/python: tools/%.txt | $(UV)
+
+# SAM CLI, moto; also twine (publish-wheel) and pypiserver (the publish test's local index).
+$(VENV)/sam/bin/python $(VENV)/moto/bin/python $(VENV)/wheel-tools/bin/python $(VENV)/pypiserver/bin/python: \
+  $(VENV)/%/bin/python: tools/%.txt | $(UV)
 	rm -rf $(VENV)/$*
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*
 	$(UV) pip install -q --python $@ --require-hashes -r tools/$*.txt
@@ -221,13 +224,6 @@ coldstart-parts: $(LAYER_ZIP) $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p
 WHEEL = $(shell $(TOOL_PYTHON) tools/build_wheel.py --hook layer --out-dir $(BUILD_DIR) --print-path)
 WHEEL_TOOLS_PY := $(VENV)/wheel-tools/bin/python
 PYPISERVER_PY := $(VENV)/pypiserver/bin/python
-
-# twine (publish) and pypiserver (the publish test's local index), each from its hash-pinned lock.
-$(WHEEL_TOOLS_PY) $(PYPISERVER_PY): $(VENV)/%/bin/python: tools/%.txt | $(UV)
-	rm -rf $(VENV)/$*
-	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*
-	$(UV) pip install -q --python $@ --require-hashes -r tools/$*.txt
-	touch $@
 
 # make wheel: always rebuilds (it is reproducible) and prints the path, sha256 and size.
 .PHONY: wheel publish-wheel lock-wheel
