@@ -127,3 +127,16 @@ def run_function(tmp_path):
 
 
 ON = {"AWS_PYTHON_KEEPALIVE": "1"}
+
+def run_chained(python, tmp_path, module, switch):
+    """Run ``python`` with the layer first on PYTHONPATH and another ``<module>.py`` (which sets
+    OTHER=ran) later on it, hidden by the layer's file of that name; ``switch``: the layer's switch
+    (None: unset).  Its stdout: whether the other file ran, and whether the layer was imported."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / (module + ".py")).write_text("import os\nos.environ['OTHER'] = 'ran'\n")
+    env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, str(other)]))
+    if switch:
+        env["AWS_PYTHON_KEEPALIVE"] = switch
+    report = "import os, sys; print(os.environ.get('OTHER'), 'aws_keepalive' in sys.modules)"
+    return subprocess.run([python, "-c", report], env=env, capture_output=True, text=True, timeout=30)

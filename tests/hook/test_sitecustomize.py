@@ -1,10 +1,9 @@
 """sitecustomize.py: the fallback route when the interpreter starts with PYTHONPATH already set."""
 
-import os
 import subprocess
 import sys
 
-from conftest import BASE_ENV, LAYER, ON
+from conftest import BASE_ENV, LAYER, ON, run_chained
 
 PUT_AND_REPORT = """
     import boto3
@@ -39,28 +38,14 @@ def test_both_routes_activate_once(tmp_path):
     assert len(patched) == 1, completed.stderr
 
 
-def _chained_env(tmp_path, switch):
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "sitecustomize.py").write_text("import os\nos.environ['OTHER_SITECUSTOMIZE'] = 'ran'\n")
-    env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, str(other)]))
-    if switch:
-        env["AWS_PYTHON_KEEPALIVE"] = switch
-    return env
-
-
 def test_chains_to_hidden_sitecustomize(tmp_path):
     """Another sitecustomize later on sys.path still runs (layer on)."""
-    script = "import os, sys; print(os.environ.get('OTHER_SITECUSTOMIZE'), 'aws_keepalive' in sys.modules)"
-    completed = subprocess.run([sys.executable, "-c", script], env=_chained_env(tmp_path, "1"),
-                               capture_output=True, text=True, timeout=30)
+    completed = run_chained(sys.executable, tmp_path, "sitecustomize", "1")
     assert completed.stdout.split() == ["ran", "True"], completed.stderr
 
 
 def test_chains_when_off_and_imports_nothing(tmp_path):
     """Layer off: the hidden sitecustomize still runs and the package is not imported."""
-    script = "import os, sys; print(os.environ.get('OTHER_SITECUSTOMIZE'), 'aws_keepalive' in sys.modules)"
-    completed = subprocess.run([sys.executable, "-c", script], env=_chained_env(tmp_path, None),
-                               capture_output=True, text=True, timeout=30)
+    completed = run_chained(sys.executable, tmp_path, "sitecustomize", None)
     assert completed.stdout.split() == ["ran", "False"], completed.stderr
     assert completed.stderr == ""

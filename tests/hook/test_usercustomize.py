@@ -12,12 +12,11 @@ import subprocess
 import sys
 import sysconfig
 
-from conftest import BASE_ENV, LAYER, ON
+from conftest import BASE_ENV, LAYER, ON, run_chained
 from test_sitecustomize import PUT_AND_REPORT
 
 PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
 VENV_SITE_PACKAGES = sysconfig.get_paths()["purelib"]
-REPORT = "import os, sys; print(os.environ.get('OTHER'), 'aws_keepalive' in sys.modules)"
 
 
 def _foreign_sitecustomize(tmp_path):
@@ -49,27 +48,15 @@ def test_user_site_disabled_is_the_limit(run_function, server, tmp_path):
     assert run.result[0]["TCP_KEEPIDLE"] == 7200
 
 
-def _chained_env(tmp_path, switch):
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "usercustomize.py").write_text("import os\nos.environ['OTHER'] = 'ran'\n")
-    env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, str(other)]))
-    if switch:
-        env["AWS_PYTHON_KEEPALIVE"] = switch
-    return env
-
-
 def test_chains_to_hidden_usercustomize(tmp_path):
     """Another usercustomize later on sys.path still runs (layer on)."""
-    completed = subprocess.run([PLAIN_PYTHON, "-c", REPORT], env=_chained_env(tmp_path, "1"),
-                               capture_output=True, text=True, timeout=30)
+    completed = run_chained(PLAIN_PYTHON, tmp_path, "usercustomize", "1")
     assert completed.stdout.split() == ["ran", "True"], completed.stderr
 
 
 def test_chains_when_off_and_imports_nothing(tmp_path):
     """Layer off: the hidden usercustomize still runs, the package is not imported, no output."""
-    completed = subprocess.run([PLAIN_PYTHON, "-c", REPORT], env=_chained_env(tmp_path, None),
-                               capture_output=True, text=True, timeout=30)
+    completed = run_chained(PLAIN_PYTHON, tmp_path, "usercustomize", None)
     assert completed.stdout.split() == ["ran", "False"], completed.stderr
     assert completed.stderr == ""
 
