@@ -7,56 +7,40 @@ reports the socket options of the connection its client pooled, read from the li
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
-from conftest import STANDIN, env, interpreters
+from conftest import REPO, STANDIN, env, interpreters
+
+KEEPALIVE_PROBE = os.path.join(REPO, "tests", "hook", "task", "keepalive_probe.py")
 
 PROBE = r'''
-import gc, http.server, json, os, socket, threading
+import gc, socket
 import boto3, botocore
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        body = b'{"TableNames": []}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+from keepalive_probe import list_tables_server
 
 
 def handler(event, context):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
-    client = boto3.client("dynamodb", endpoint_url="http://127.0.0.1:%d" % port, region_name="us-east-1")
-    client.list_tables()
-    # The pooled connection's socket, found without relying on botocore/urllib3 internals.
-    sockets = [
-        candidate for candidate in gc.get_objects()
-        if isinstance(candidate, socket.socket) and candidate.fileno() != -1
-        and candidate.type == socket.SOCK_STREAM and _peer(candidate) == ("127.0.0.1", port)
-    ]
-    live = sockets[0]
-    result = {
-        "boto3": boto3.__file__,
-        "botocore": botocore.__file__,
-        "sockets": len(sockets),
-        "so_keepalive": live.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
-        "keepidle": live.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
-        "cached": botocore.__cached__,
-    }
-    server.shutdown()
-    return result
+    with list_tables_server() as port:
+        client = boto3.client("dynamodb", endpoint_url="http://127.0.0.1:%d" % port, region_name="us-east-1")
+        client.list_tables()
+        # The pooled connection's socket, found without relying on botocore/urllib3 internals.
+        sockets = [
+            candidate for candidate in gc.get_objects()
+            if isinstance(candidate, socket.socket) and candidate.fileno() != -1
+            and candidate.type == socket.SOCK_STREAM and _peer(candidate) == ("127.0.0.1", port)
+        ]
+        live = sockets[0]
+        result = {
+            "boto3": boto3.__file__,
+            "botocore": botocore.__file__,
+            "sockets": len(sockets),
+            "so_keepalive": live.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+            "keepidle": live.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+            "cached": botocore.__cached__,
+        }
+        return result
 
 
 def _peer(candidate):
@@ -84,6 +68,7 @@ def tree(root):
 def task(tmp_path_factory):
     folder = tmp_path_factory.mktemp("task")
     (folder / "probe_runtime.py").write_text(PROBE)
+    shutil.copy(KEEPALIVE_PROBE, folder)
     return str(folder)
 
 

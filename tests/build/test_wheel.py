@@ -39,40 +39,19 @@ ON_OPTIONS = {"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 60, "TCP_KEEPINTVL": 10, "TCP_K
 # The function: a DynamoDB-shaped HTTP server on loopback, one botocore client talking to it, and the
 # options of the client's pooled socket.  Also runnable as a script (the "any Python process" case).
 HANDLER = r'''
-import http.server, json, threading
+import json
 import botocore.session
-from keepalive_probe import client_socket_options
-
-
-class Answer(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        body = b'{"TableNames": []}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+from keepalive_probe import client_socket_options, list_tables_server
 
 
 def handler(event, context):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with list_tables_server() as port:
         client = botocore.session.get_session().create_client(
-            "dynamodb", endpoint_url="http://127.0.0.1:%d" % server.server_address[1], region_name="us-east-1",
+            "dynamodb", endpoint_url="http://127.0.0.1:%d" % port, region_name="us-east-1",
             aws_access_key_id="test", aws_secret_access_key="test")
         client.list_tables()
         import aws_keepalive
         return {"sockets": client_socket_options(client), "hook": aws_keepalive.__file__}
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Copied into each test's stand-in /var/task, next to the handler.  Reads the opti
 getsockopt() from the sockets of the connections sitting in a client's urllib3 pools.
 """
 
+import contextlib
 import socket
 
 
@@ -37,3 +38,36 @@ def client_socket_options(client):
 
 def max_pool_connections(client):
     return client.meta.config.max_pool_connections
+
+
+@contextlib.contextmanager
+def list_tables_server():
+    """A DynamoDB-shaped HTTP/1.1 keep-alive server on loopback for one handler run, answering every
+    POST as ListTables with no tables: yields its port.  (http.server is imported here, not at the
+    top, so handlers that only read socket options import nothing more.)"""
+    import http.server
+    import threading
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = b'{"TableNames": []}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-amz-json-1.0")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
