@@ -28,20 +28,17 @@ the pattern modules written next to it.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
-import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 from typing import Optional
 
 from lab.lambda_env import REPO
-from lab.runtime_prefix import UV, base_python
+from lab.runtime_prefix import base_python, install_lock_once
 
 LOCK_FILE = REPO / "lab" / "async-requirements.txt"
 EXAMPLE = REPO / "examples" / "async_put_item" / "app.py"
@@ -85,27 +82,15 @@ PATTERNS = (
 
 
 def async_task(minor: str = "3.12") -> Path:
-    """The task folder holding aiobotocore (from the lock) and every pattern's module; made on first
-    use, reused while the lock is unchanged (a file lock keeps parallel callers from racing)."""
+    """The task folder holding aiobotocore (from the lock) and every pattern's module; the install
+    is made on first use and reused while the lock is unchanged (runtime_prefix.install_lock_once)."""
     digest = hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest()
     task = REPO / ".cache" / ("async-task-%s-%s" % (minor, digest[:12]))
-    done = task / ".installed"
-    task.parent.mkdir(parents=True, exist_ok=True)
-    with open(str(task) + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            if not UV.exists():
-                subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
-            shutil.rmtree(task, ignore_errors=True)
-            env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
-            subprocess.run([str(UV), "pip", "install", "-q", "--target", str(task), "--python",
-                            str(base_python(minor)), "--require-hashes", "--no-deps", "-r", str(LOCK_FILE)],
-                           check=True, env=env)
-            done.write_text(digest + "\n")
-        # The modules are tiny and always rewritten, so an edit of the example is never stale.
-        shutil.copyfile(EXAMPLE, task / "app.py")
-        (task / "per_invocation.py").write_text(textwrap.dedent(PER_INVOCATION))
-        (task / "module_client_asyncio_run.py").write_text(textwrap.dedent(MODULE_CLIENT_ASYNCIO_RUN))
+    install_lock_once(LOCK_FILE, task, base_python(minor))
+    # The modules are tiny and always rewritten, so an edit of the example is never stale.
+    shutil.copyfile(EXAMPLE, task / "app.py")
+    (task / "per_invocation.py").write_text(textwrap.dedent(PER_INVOCATION))
+    (task / "module_client_asyncio_run.py").write_text(textwrap.dedent(MODULE_CLIENT_ASYNCIO_RUN))
     return task
 
 

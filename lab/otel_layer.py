@@ -11,11 +11,7 @@ into ``.venv/otel-X.Y/python``, copied into ``<opt>/python``; and lab/otel-instr
 equivalent of their script) as ``<opt>/otel-instrument``.
 """
 
-import fcntl
-import hashlib
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from lab import runtime_prefix
@@ -29,20 +25,7 @@ EXEC_WRAPPER = "/opt/otel-instrument"  # the value functions set in AWS_LAMBDA_E
 def packages(minor: str) -> Path:
     """``.venv/otel-X.Y`` (holding ``python/``), installed on first use for that minor."""
     root = runtime_prefix.VENV_ROOT / ("otel-" + minor)
-    stamp = root / ".otel-lock-sha256"
-    digest = hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest() + "\n"
-    if stamp.exists() and stamp.read_text() == digest:
-        return root
-    with open(runtime_prefix.VENV_ROOT / (".otel-" + minor + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if stamp.exists() and stamp.read_text() == digest:
-            return root
-        shutil.rmtree(root, ignore_errors=True)
-        env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
-        subprocess.run([str(runtime_prefix.UV), "pip", "install", "-q", "--python",
-                        str(runtime_prefix.ensure(minor)), "--target", str(root / "python"),
-                        "--require-hashes", "-r", str(LOCK_FILE)], check=True, env=env)
-        stamp.write_text(digest)
+    runtime_prefix.install_lock_once(LOCK_FILE, root / "python", runtime_prefix.ensure(minor))
     return root
 
 

@@ -95,6 +95,33 @@ def ensure(minor: str) -> Path:
     return python
 
 
+def install_lock_once(lock_file: Path, target: Path, python: Path) -> Path:
+    """``target`` holding the hash-pinned ``lock_file`` installed with ``uv pip install --target``
+    for ``python``; installed again only when the lock's content changes (a stamp of its sha256
+    beside ``target``), under a file lock so that parallel callers (tests, make) do not race."""
+    digest = hashlib.sha256(lock_file.read_bytes()).hexdigest() + "\n"
+    stamp = target.parent / (target.name + ".lock-sha256")
+    if stamp.exists() and stamp.read_text() == digest:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(str(target) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists() and stamp.read_text() == digest:
+            return target
+        _ensure_uv()
+        shutil.rmtree(target, ignore_errors=True)
+        env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
+        subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python), "--target", str(target),
+                        "--require-hashes", "--no-deps", "-r", str(lock_file)], check=True, env=env)
+        stamp.write_text(digest)
+    return target
+
+
+def _ensure_uv() -> None:
+    if not UV.exists():
+        subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
+
+
 def build(base: Path, minor: str, prefix: Path) -> Path:
     """Make ``prefix`` a plain CPython prefix from the interpreter ``base`` (of that minor) holding
     lab/runtime-requirements.txt in its own site-packages; returns its ``bin/python``."""
@@ -114,8 +141,7 @@ def build(base: Path, minor: str, prefix: Path) -> Path:
     site_packages.mkdir()
     python = prefix / "bin" / "python"
     _reach_site_packages(python, site_packages)
-    if not UV.exists():
-        subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
+    _ensure_uv()
     env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
     subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python),
                     "--target", str(site_packages), "--require-hashes", "-r", str(LOCK_FILE)],
