@@ -25,10 +25,18 @@ def activate(route):
         return  # switched off: import nothing more
     try:
         import aws_keepalive
-
-        aws_keepalive.activate(route)
-    except Exception:
-        pass  # activate() reports its own failures; an import failure must not stop site
+    except Exception as error:
+        # activate() reports its own failures; a package that does not even import (a broken or
+        # partial copy) must not stop site either, but it must not look switched on: one line.
+        try:
+            sys.stderr.write(
+                "aws-keepalive: WARN the aws_keepalive package failed to import via %s: %r; "
+                "boto3/botocore clients behave as stock botocore\n" % (route, error)
+            )
+        except Exception:
+            pass
+        return
+    aws_keepalive.activate(route)
 
 
 def chain(module_name, here_file):

@@ -1,5 +1,6 @@
 """sitecustomize.py: the fallback route when the interpreter starts with PYTHONPATH already set."""
 
+import shutil
 import subprocess
 import sys
 
@@ -23,6 +24,19 @@ def test_pythonpath_route_activates(run_function, server):
     assert run.returncode == 0, run
     assert run.result[0]["TCP_KEEPIDLE"] == 60
     assert "(via sitecustomize)" in run.layer_lines[0]
+
+
+def test_package_that_fails_to_import_is_reported_not_raised(tmp_path):
+    """A broken aws_keepalive beside sitecustomize: one warning naming it, the program still runs."""
+    layer = tmp_path / "layer"
+    shutil.copytree(LAYER, layer, ignore=shutil.ignore_patterns("__pycache__"))
+    (layer / "aws_keepalive" / "__init__.py").write_text("raise ImportError('injected')\n")
+    env = dict(BASE_ENV, PYTHONPATH=str(layer), AWS_PYTHON_KEEPALIVE="1")
+    completed = subprocess.run([sys.executable, "-c", "print('function continues')"], env=env,
+                               capture_output=True, text=True, timeout=30)
+    assert completed.returncode == 0 and completed.stdout == "function continues\n"
+    warnings = [line for line in completed.stderr.splitlines() if line.startswith("aws-keepalive: WARN")]
+    assert len(warnings) == 1 and "injected" in warnings[0], completed.stderr
 
 
 def test_both_routes_activate_once(tmp_path):
