@@ -9,6 +9,7 @@ endpoint or NAT does while a Lambda environment is frozen).
 
 import http.server
 import json
+import socket
 import socketserver
 import threading
 import time
@@ -36,6 +37,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.server.targets.append(target)
         if self.server.delay_s:
             time.sleep(self.server.delay_s)
+        if self.server.close_after_response:
+            # Hold the response in the kernel (TCP_CORK) so that the shutdown below tacks the FIN
+            # onto its last segment: the client then receives the answer and the close together.
+            # Closing after an uncorked write races the client, which may send its next request on
+            # the connection before the FIN leaves this thread (seen under load in CI): that
+            # request meets a reset, which is a real retry, not the "peer closed" case under test.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
         body = b"{}"
         if target.endswith(".GetItem"):
             body = json.dumps({"Item": {"pk": {"S": "1"}}}).encode()
@@ -48,6 +56,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
         if self.server.close_after_response:
+            self.connection.shutdown(socket.SHUT_WR)
             self.close_connection = True
 
     def do_HEAD(self):
