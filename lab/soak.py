@@ -80,11 +80,12 @@ WORKLOADS = {"threads": "soak_threads.handler", "aio": "soak_aio.handler"}
 
 def aio_task() -> Path:
     """The aio task folder: the async example's (lab/async-requirements.txt installed by
-    lab.async_patterns.async_task, made on first use) plus soak_aio.py."""
+    lab.async_patterns.async_task, made on first use) plus soak_aio.py and soak_check.py."""
     from lab.async_patterns import async_task
 
     folder = async_task(PYTHON)
-    shutil.copy2(TASK / "soak_aio.py", folder / "soak_aio.py")
+    for module in ("soak_aio.py", "soak_check.py"):
+        shutil.copy2(TASK / module, folder / module)
     return folder
 
 

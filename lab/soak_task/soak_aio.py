@@ -1,32 +1,28 @@
 """The soak's aiobotocore twin of soak_threads.py: 1-64 puts as 1-32 concurrent tasks on one client.
 
-Same checks and report as soak_threads (see its docstring): UpdateItem ADD n 1 then a consistent
-GetItem reading n == 1, RSS and fds, the layer's bookkeeping.  The client lives as long as the
+Same checks and report as soak_threads (see its docstring), from the same soak_check.py: UpdateItem
+ADD n 1 then a consistent GetItem reading n == 1, RSS and fds, the layer's bookkeeping.  The client lives as long as the
 execution environment, on one event loop the handler reuses every invocation -- the way a
 function keeps an aiobotocore client between invocations (``asyncio.run`` per invocation would
 close the loop and with it every pooled connection, leaving nothing for the layer to do).
 
-This module needs aiobotocore next to it in the task folder (make soak AIO=1 installs it there
+This module needs soak_check.py and aiobotocore next to it in the task folder (make soak AIO=1 installs it there
 from lab/async-requirements.txt, with the botocore it pins: it shadows the layer's, as in a
 real function that bundles aiobotocore).
 """
 
 import asyncio
-import os
-import time
 
+import soak_check
 from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 
-READ_TIMEOUT_S = float(os.environ.get("SOAK_READ_TIMEOUT_S", "2"))
-TABLE_NAME = os.environ["TABLE_NAME"]
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 LOOP = asyncio.new_event_loop()
 
 
 async def _open_client():
     context = get_session().create_client(
-        "dynamodb", config=AioConfig(read_timeout=READ_TIMEOUT_S, connect_timeout=2))
+        "dynamodb", config=AioConfig(read_timeout=soak_check.READ_TIMEOUT_S, connect_timeout=2))
     return context, await context.__aenter__()
 
 
@@ -35,23 +31,13 @@ _context, client = LOOP.run_until_complete(_open_client())
 
 async def _put_and_check(key, limit):
     async with limit:
-        started = time.time()
-        record = {"key": key, "t": started, "retries": 0, "error": None, "n": None}
+        record = soak_check.new_record(key)
         try:
-            response = await client.update_item(
-                TableName=TABLE_NAME, Key={"pk": {"S": key}}, UpdateExpression="ADD n :one",
-                ExpressionAttributeValues={":one": {"N": "1"}}, ReturnValues="UPDATED_NEW")
-            record["retries"] += response["ResponseMetadata"]["RetryAttempts"]
-            record["ms"] = round((time.time() - started) * 1000.0, 3)
-            read = await client.get_item(TableName=TABLE_NAME, Key={"pk": {"S": key}},
-                                         ConsistentRead=True)
-            record["retries"] += read["ResponseMetadata"]["RetryAttempts"]
-            record["n"] = int(read["Item"]["n"]["N"]) if "Item" in read else 0
+            soak_check.updated(record, await client.update_item(**soak_check.update_request(key)))
+            soak_check.read_back(record, await client.get_item(**soak_check.read_request(key)))
         except Exception as error:  # a failed put is a result, not a crash of the function
-            record["error"] = "%s: %s" % (type(error).__name__, str(error)[:200])
-            record.setdefault("ms", round((time.time() - started) * 1000.0, 3))
-        record["end"] = time.time()
-        return record
+            soak_check.failed(record, error)
+        return soak_check.finished(record)
 
 
 def _bookkeeping():
@@ -66,12 +52,6 @@ def _bookkeeping():
     return counts
 
 
-def _process():
-    with open("/proc/self/statm") as statm:
-        rss_pages = int(statm.read().split()[1])
-    return {"rss_kb": rss_pages * PAGE_SIZE // 1024, "fds": len(os.listdir("/proc/self/fd"))}
-
-
 async def _handle(event):
     limit = asyncio.Semaphore(int(event["threads"]))
     keys = ["%s-%d" % (event["prefix"], index) for index in range(int(event["puts"]))]
@@ -80,4 +60,5 @@ async def _handle(event):
 
 def handler(event, context):
     puts = LOOP.run_until_complete(_handle(event))
-    return {"puts": list(puts), "discards": 0, "bookkeeping": _bookkeeping(), "process": _process()}
+    return {"puts": list(puts), "discards": 0, "bookkeeping": _bookkeeping(),
+            "process": soak_check.process()}
