@@ -19,20 +19,20 @@ PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_
 VENV_SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 
 
-def _foreign_sitecustomize(tmp_path):
-    """A sitecustomize that does its own thing and chains to nothing (OTel's is two lines)."""
+def _put_behind_wrapper(run_function, server, tmp_path, env):
+    """PUT_AND_REPORT in the plain CPython, PYTHONPATH as a wrapper sets it: first a sitecustomize
+    that does its own thing and chains to nothing (OTel's is two lines), then the layer, then boto3."""
     foreign = tmp_path / "wrapper"
     foreign.mkdir()
     (foreign / "sitecustomize.py").write_text("import os\nos.environ['WRAPPER_SITECUSTOMIZE'] = 'ran'\n")
-    return str(foreign)
+    pythonpath = os.pathsep.join([str(foreign), LAYER, VENV_SITE_PACKAGES])
+    return run_function(PUT_AND_REPORT, env=env, python=PLAIN_PYTHON, pythonpath=pythonpath,
+                        event={"url": server.url})
 
 
 def test_activates_behind_non_chaining_sitecustomize(run_function, server, tmp_path):
     """Wrapper's sitecustomize first on PYTHONPATH: usercustomize activates, real socket timers."""
-    pythonpath = os.pathsep.join([_foreign_sitecustomize(tmp_path), LAYER, VENV_SITE_PACKAGES])
-    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
-    run = run_function(PUT_AND_REPORT, env=env, python=PLAIN_PYTHON, pythonpath=pythonpath,
-                       event={"url": server.url})
+    run = _put_behind_wrapper(run_function, server, tmp_path, dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
     assert run.returncode == 0, run
     assert run.result[0]["SO_KEEPALIVE"] == 1 and run.result[0]["TCP_KEEPIDLE"] == 60
     assert "(via usercustomize)" in run.layer_lines[0], run.stderr
@@ -40,10 +40,7 @@ def test_activates_behind_non_chaining_sitecustomize(run_function, server, tmp_p
 
 def test_user_site_disabled_is_the_limit(run_function, server, tmp_path):
     """PYTHONNOUSERSITE (like -s or a venv): usercustomize is not imported, the layer stays off."""
-    pythonpath = os.pathsep.join([_foreign_sitecustomize(tmp_path), LAYER, VENV_SITE_PACKAGES])
-    env = dict(ON, PYTHONNOUSERSITE="1")
-    run = run_function(PUT_AND_REPORT, env=env, python=PLAIN_PYTHON, pythonpath=pythonpath,
-                       event={"url": server.url})
+    run = _put_behind_wrapper(run_function, server, tmp_path, dict(ON, PYTHONNOUSERSITE="1"))
     assert run.returncode == 0, run
     assert run.result[0]["TCP_KEEPIDLE"] == 7200
 
