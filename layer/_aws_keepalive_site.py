@@ -16,6 +16,8 @@ imports it by accident.
 import os
 import sys
 
+# aws_keepalive.OFF_VALUES, inlined: importing the package to read it would cost the off path an
+# import (tests/hook/test_pth.py pins that the two agree).
 _OFF_VALUES = ("", "0", "false", "no", "off")
 
 

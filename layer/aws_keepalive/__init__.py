@@ -25,6 +25,12 @@ fires first activates, later calls do nothing (docs/activation.md):
 
 __version__ = "0.1.0"
 
+# Values of AWS_PYTHON_KEEPALIVE that mean off (settings.py imports them from here).  Defined in
+# the package's __init__ so that the entry point below can tell "off" without importing a
+# submodule.  aws_keepalive.pth and _aws_keepalive_site.py carry inline copies because they must
+# not import the package at all when off; tests/hook/test_pth.py pins that all three agree.
+OFF_VALUES = ("", "0", "false", "no", "off")
+
 _activated = False
 
 
@@ -110,8 +116,7 @@ def opentelemetry_pre_instrument():
     """
     import os
 
-    value = os.environ.get("AWS_PYTHON_KEEPALIVE", "").strip().lower()
-    if value in ("", "0", "false", "no", "off"):
+    if os.environ.get("AWS_PYTHON_KEEPALIVE", "").strip().lower() in OFF_VALUES:
         return
     activate("opentelemetry")
 

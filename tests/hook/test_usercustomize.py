@@ -67,3 +67,11 @@ def test_sitecustomize_and_usercustomize_activate_once(tmp_path):
     assert completed.stdout.split() == ["True", "True"], completed.stderr
     startup = [line for line in completed.stderr.splitlines() if " on (via " in line]
     assert len(startup) == 1 and "(via sitecustomize)" in startup[0], completed.stderr
+
+
+def test_site_route_off_values_match_settings():
+    """_aws_keepalive_site's inline off-values (sitecustomize/usercustomize) are settings.OFF_VALUES."""
+    import _aws_keepalive_site
+    from aws_keepalive import settings
+
+    assert _aws_keepalive_site._OFF_VALUES == settings.OFF_VALUES
