@@ -108,8 +108,12 @@ class DynamoDBLocal:
         java: str = "java",
         start_timeout: float = START_TIMEOUT,
         reopen_upstream: bool = False,
+        db_path: Path | None = None,
     ) -> None:
         self.tls_enabled = tls
+        # None: the database lives in the JVM's memory and dies with it.  A folder: it survives a
+        # restart of the JVM (stop() then start() on the same port), as the fault soak needs.
+        self.db_path = db_path
         # DynamoDB Local (Jetty) closes keep-alive connections idle for 30 s; with True the TLS
         # front hides that (see lab.tls_front), so only the lab's network ends idle connections.
         self.reopen_upstream = reopen_upstream
@@ -184,9 +188,10 @@ class DynamoDBLocal:
         lib = ensure_jars(self.cache)
         if self.port is None:
             self.port = free_port()
+        storage = ["-dbPath", str(self.db_path)] if self.db_path is not None else ["-inMemory"]
         cmd = [
             self.java, "-cp", f"{lib}/*", MAIN_CLASS,
-            "-inMemory", "-port", str(self.port), "-disableTelemetry",
+            *storage, "-port", str(self.port), "-disableTelemetry",
         ]
         # The JVM's chatter goes to a file, not to the test output (quiet on success); it is
         # shown when startup fails.

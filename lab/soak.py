@@ -29,7 +29,6 @@ import json
 import random
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +38,7 @@ from typing import Optional
 
 from lab import nat
 from lab.driver import sleep_until
-from lab.dynamodb import MAIN_CLASS, DynamoDBLocal, ensure_jars, free_port
+from lab.dynamodb import DynamoDBLocal
 from lab.function_net import FunctionNetwork, create_table, keepalive_env, lab_client, scaled_timers
 from lab.lambda_env import extract_layer, runtime_python
 from lab.soak_chaos import schedule
@@ -89,30 +88,6 @@ def aio_task() -> Path:
     return folder
 
 
-class PersistentDynamoDB(DynamoDBLocal):
-    """DynamoDB Local (no TLS) with its database in a folder, restartable on the same port."""
-
-    def __init__(self, db_path: Path) -> None:
-        super().__init__(tls=False)
-        self.db_path = db_path
-
-    def start(self) -> "PersistentDynamoDB":
-        lib = ensure_jars(self.cache)
-        if self.port is None:
-            self.port = free_port()
-        self._log = tempfile.TemporaryFile(prefix="dynamodb-local-", suffix=".log")
-        self.proc = subprocess.Popen(
-            [self.java, "-cp", f"{lib}/*", MAIN_CLASS, "-dbPath", str(self.db_path),
-             "-port", str(self.port), "-disableTelemetry"],
-            cwd=str(lib.parent), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-
 class Backend:
     """DynamoDB Local plus a TLS front, each restartable; shaped like DynamoDBLocal for
     lab.function_net (``tls_address``, ``add_hostnames``, ``ca_bundle_path``, ``client_kwargs``)."""
@@ -120,7 +95,7 @@ class Backend:
     def __init__(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="lab-soak-", dir="/dev/shm"))
         (self.workdir / "db").mkdir()
-        self.jvm = PersistentDynamoDB(self.workdir / "db")
+        self.jvm = DynamoDBLocal(tls=False, db_path=self.workdir / "db")
         self.tls: Optional[TLSFront] = None
 
     def start(self) -> "Backend":
