@@ -9,7 +9,7 @@ So, per CPython, five ways of importing boto3 in a fresh interpreter (the same b
 for all five, ``-s``):
 
 * ``runtime_copy``: the stand-in runtime's site-packages (``.venv/lambda-3.X``, made by
-  lab/lambda_env.py from lab/runtime-requirements.txt: boto3/botocore 1.34.162, urllib3 1.26),
+  lab/runtime_prefix.py from lab/runtime-requirements.txt: boto3/botocore 1.34.162, urllib3 1.26),
   copied and compiled with compileall as pip and the runtime images compile it;
 * ``layer`` (b): the layer zip as built, with its bytecode, added as the runtime adds /opt/python
   (``sys.path`` first, then ``site.addsitedir``, which runs the ``.pth``), switch off;
@@ -75,11 +75,6 @@ def load_ddb_server():
     return module.DynamoDBShapedServer
 
 
-def site_packages(venv_python):
-    return subprocess.run([venv_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
 def remove_bytecode(folder):
     for parent, dirs, _ in os.walk(folder):
         if "__pycache__" in dirs:
@@ -127,15 +122,17 @@ def prepare(zip_path, pythons, root):
             os.remove(path)
     for minor, python in pythons:
         runtime = os.path.join(root, "runtime-" + minor)
-        shutil.copytree(site_packages(runtime_venv_python(minor)), runtime,
+        shutil.copytree(runtime_site_packages(minor), runtime,
                         ignore=shutil.ignore_patterns("__pycache__", "pip", "pip-*"))
         subprocess.run([python, "-m", "compileall", "-q", "-j", "0", runtime], check=True)
 
 
-def runtime_venv_python(minor):
-    from lab.lambda_env import runtime_python  # creates .venv/lambda-3.X on first use
+def runtime_site_packages(minor):
+    """site-packages of the lab's runtime stand-in for ``minor`` (created on first use)."""
+    from lab import runtime_prefix
 
-    return str(runtime_python(minor))
+    python = runtime_prefix.ensure(minor)  # <prefix>/bin/python
+    return str(runtime_prefix.site_packages(python.parents[1], minor))
 
 
 def child_setup(root, minor, variant):

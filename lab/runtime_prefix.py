@@ -122,6 +122,13 @@ def _ensure_uv() -> None:
         subprocess.run(["make", "-C", str(REPO), str(UV.relative_to(REPO))], check=True)
 
 
+def site_packages(prefix: Path, minor: str) -> Path:
+    """The prefix's own site-packages, where build() installs the runtime's packages.  A fixed
+    path, not sysconfig's answer: Debian's sysconfig names /usr/local-style dist-packages for any
+    plain prefix (see the module's docstring)."""
+    return Path(prefix) / "lib" / ("python" + minor) / "site-packages"
+
+
 def build(base: Path, minor: str, prefix: Path) -> Path:
     """Make ``prefix`` a plain CPython prefix from the interpreter ``base`` (of that minor) holding
     lab/runtime-requirements.txt in its own site-packages; returns its ``bin/python``."""
@@ -137,14 +144,14 @@ def build(base: Path, minor: str, prefix: Path) -> Path:
     for entry in sorted(os.listdir(base_stdlib)):
         if entry not in NOT_LINKED:
             (stdlib / entry).symlink_to(base_stdlib / entry)
-    site_packages = stdlib / "site-packages"
-    site_packages.mkdir()
+    packages = site_packages(prefix, minor)
+    packages.mkdir()
     python = prefix / "bin" / "python"
-    _reach_site_packages(python, site_packages)
+    _reach_site_packages(python, packages)
     _ensure_uv()
     env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
     subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python),
-                    "--target", str(site_packages), "--require-hashes", "-r", str(LOCK_FILE)],
+                    "--target", str(packages), "--require-hashes", "-r", str(LOCK_FILE)],
                    check=True, env=env)
     return python
 

@@ -41,6 +41,7 @@ def test_prefix_from_debian_python_reaches_its_site_packages(tmp_path):
                                        check=True, env={}, timeout=30).stdout)
     folder = str(prefix)
     site_packages = str(prefix / "lib" / "python3.11" / "site-packages")
+    assert str(runtime_prefix.site_packages(prefix, "3.11")) == site_packages
     assert report["prefix"] == report["exec_prefix"] == report["base_prefix"] == folder
     assert report["user_site"] is True
     assert report["awslambdaric"].startswith(site_packages + os.sep)
