@@ -31,17 +31,16 @@ Only the standard library is used, so the build runs on any of the supported int
 import argparse
 import concurrent.futures
 import gzip
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
+import repro_zip  # noqa: E402
 
 # The hook's files, relative to the hook source folder (layer/).
 HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py", "usercustomize.py", "_aws_keepalive_site.py")
@@ -51,11 +50,8 @@ RUNTIME_PREFIX = "/opt/python"
 PRUNED_DIRS = {"__pycache__", "tests", "test"}
 # Installer leftovers at the root of an install --target folder (console scripts).
 PRUNED_ROOT_DIRS = {"bin"}
-# Fixed zip metadata: the zip must not depend on the builder's clock, umask or mtimes.
-DEFAULT_DATE_TIME = (1980, 1, 1, 0, 0, 0)
-FILE_MODE = 0o100644
+# Folder entries' mode (files: repro_zip.FILE_MODE); the wheel has no folder entries.
 DIR_MODE = 0o040755
-COMPRESS_LEVEL = 9
 
 
 def install_dependencies(uv, requirements, target, python):
@@ -189,15 +185,6 @@ def compile_bytecode(pythons, target):
     return sorted(versions, key=lambda v: tuple(int(part) for part in v.split(".")))
 
 
-def zip_date_time():
-    """SOURCE_DATE_EPOCH when set (reproducible-builds.org convention), else 1980-01-01."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not epoch:
-        return DEFAULT_DATE_TIME
-    # The zip format cannot store dates before 1980.
-    return max(DEFAULT_DATE_TIME, time.gmtime(int(epoch))[:6])
-
-
 def tree_entries(root):
     """Every folder and file under ``root`` as (relative posix path, is_dir), in sorted order."""
     entries = []
@@ -217,28 +204,18 @@ def write_zip(stage, out, date_time):
     temporary = out + ".tmp"
     with zipfile.ZipFile(temporary, "w") as archive:
         for path, is_dir in tree_entries(stage):
-            info = zipfile.ZipInfo(path + "/" if is_dir else path, date_time=date_time)
-            info.create_system = 3  # Unix, so that external_attr carries the mode bits
             if is_dir:
-                info.external_attr = (DIR_MODE << 16) | 0x10  # 0x10: MS-DOS directory flag
+                info = repro_zip.info(path + "/", date_time, DIR_MODE)
+                info.external_attr |= 0x10  # MS-DOS directory flag
                 archive.writestr(info, b"", compress_type=zipfile.ZIP_STORED)
                 continue
             with open(os.path.join(stage, path), "rb") as handle:
                 data = handle.read()
-            info.external_attr = FILE_MODE << 16
-            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL)
+            repro_zip.write_file(archive, path, data, date_time)
             files += 1
             unzipped += len(data)
     os.replace(temporary, out)
     return files, unzipped
-
-
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def megabytes(size):
@@ -258,10 +235,10 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None):
         trim_services(target, services)
     versions = compile_bytecode(pythons, target)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    files, unzipped = write_zip(work, out, zip_date_time())
+    files, unzipped = write_zip(work, out, repro_zip.zip_date_time())
     return {
         "zip": out,
-        "sha256": sha256_of(out),
+        "sha256": repro_zip.sha256_of(out),
         "zipped": os.path.getsize(out),
         "unzipped": unzipped,
         "files": files,

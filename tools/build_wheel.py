@@ -37,6 +37,7 @@ import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import layer_info  # noqa: E402  (a sibling module: tools/ is not a package)
+import repro_zip  # noqa: E402
 
 DISTRIBUTION = "aws-python-keepalive"
 # The file-name form of the distribution name (PEP 427 / binary distribution format).
@@ -57,9 +58,6 @@ Installed with `pip install aws-python-keepalive` (or `--target` into a Lambda f
 it starts through its `.pth` file: no import and no code change.  It brings no boto3/botocore: it
 patches the copy your code imports.  The same hook is published as a Lambda layer.
 """
-FILE_MODE = 0o100644
-DEFAULT_DATE_TIME = (1980, 1, 1, 0, 0, 0)
-COMPRESS_LEVEL = 9
 
 
 def source_version(hook_dir):
@@ -138,26 +136,13 @@ def wheel_entries(hook_dir, version):
     return files + [(record_path, record(files, record_path))]
 
 
-def zip_date_time():
-    """SOURCE_DATE_EPOCH when set (reproducible-builds.org convention), else 1980-01-01."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not epoch:
-        return DEFAULT_DATE_TIME
-    import time
-
-    return max(DEFAULT_DATE_TIME, time.gmtime(int(epoch))[:6])
-
-
 def write_wheel(entries, out):
     """Write ``entries`` to ``out`` with fixed metadata (no folder entries, as wheels have none)."""
-    date_time = zip_date_time()
+    date_time = repro_zip.zip_date_time()
     temporary = out + ".tmp"
     with zipfile.ZipFile(temporary, "w") as archive:
         for path, data in entries:
-            info = zipfile.ZipInfo(path, date_time=date_time)
-            info.create_system = 3  # Unix, so that external_attr carries the mode bits
-            info.external_attr = FILE_MODE << 16
-            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL)
+            repro_zip.write_file(archive, path, data, date_time)
     os.replace(temporary, out)
 
 
@@ -180,11 +165,6 @@ def write_dist_info(hook_dir, target):
     return info
 
 
-def sha256_of(path):
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
-
-
 def build(hook_dir, out_dir):
     """Write the wheel into ``out_dir``; returns its path."""
     version = source_version(hook_dir)
@@ -205,7 +185,7 @@ def main(argv=None):
         return
     out = build(args.hook, args.out_dir)
     print("wheel:    %s" % out)
-    print("sha256:   %s" % sha256_of(out))
+    print("sha256:   %s" % repro_zip.sha256_of(out))
     print("size:     %d bytes" % os.path.getsize(out))
 
 
