@@ -93,13 +93,28 @@ def extract_layer(zip_path, dest) -> Path:
     return dest
 
 
-def layer_from_source(dest) -> Path:
-    """Until build/layer.zip exists: the repo's ``layer/`` copied as ``<dest>/python``."""
+def layer_from_source(dest, hook_dir=REPO / "layer", dist_info=False) -> Path:
+    """Until build/layer.zip exists: the hook's source folder (the repo's ``layer/``) copied as
+    ``<dest>/python``; with ``dist_info``, plus the ``*.dist-info`` the built layer carries (its
+    entry point is what OpenTelemetry's ``initialize()`` looks up)."""
     dest = Path(dest)
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(REPO / "layer", dest / "python",
+    shutil.copytree(hook_dir, dest / "python",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "requirements*"))
+    if dist_info:
+        write_dist_info(hook_dir, dest / "python")
     return dest
+
+
+def write_dist_info(hook_dir, python_dir) -> str:
+    """tools/build_wheel.write_dist_info, the function the layer build calls: the same METADATA and
+    entry points as the shipped layer and wheel.  Returns the dist-info folder's name."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_wheel", REPO / "tools" / "build_wheel.py")
+    build_wheel = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_wheel)
+    return build_wheel.write_dist_info(str(hook_dir), str(python_dir))
 
 
 def empty_opt(dest) -> Path:
@@ -169,6 +184,21 @@ def hook_lines(lines) -> list:
     output_capture.Line objects (e.g. ``LambdaFunction.init_lines``)."""
     texts = [getattr(line, "text", line) for line in lines]
     return [text for text in texts if HOOK_PREFIX in text]
+
+
+def keepalive_timers(pid: int, port: int) -> list:
+    """The keep-alive timer of each established connection of process ``pid`` to ``port``, as ``ss``
+    prints it ("59sec", "119min", "1min14sec"), or None for a connection without one."""
+    import re
+
+    out = subprocess.run(["ss", "-tnopH", "state", "established", "dport", "= :%d" % port],
+                         capture_output=True, text=True, timeout=10, check=True).stdout
+    timers = []
+    for line in out.splitlines():
+        if "pid=%d," % pid in line:
+            match = re.search(r"timer:\(keepalive,([^,]+),", line)
+            timers.append(match.group(1) if match else None)
+    return timers
 
 
 def count_events(events) -> dict:

@@ -18,13 +18,12 @@ import argparse
 import json
 import re
 import shutil
-import subprocess
 import sysconfig
 import tempfile
 from pathlib import Path
 
 from lab import otel_layer
-from lab.lambda_env import LambdaFunction, hook_lines
+from lab.lambda_env import LambdaFunction, hook_lines, keepalive_timers, layer_from_source
 from lab.runtime_prefix import REPO
 
 HANDLER = """
@@ -38,32 +37,22 @@ def handler(event, context):
     trace.get_tracer_provider().force_flush()
     return {}
 """
-ENTRY_POINTS = "[opentelemetry_pre_instrument]\naws_keepalive = aws_keepalive:opentelemetry_pre_instrument\n"
 BOTO_STACK = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six.py")
 
 
 def make_opt(root: Path, layer_src: Path, dist_info: bool) -> Path:
-    python = root / "python"
-    shutil.copytree(layer_src, python, ignore=shutil.ignore_patterns("requirements*", "__pycache__"))
+    python = layer_from_source(root, layer_src, dist_info) / "python"
     site_packages = Path(sysconfig.get_paths()["purelib"])
     for name in BOTO_STACK:
         (shutil.copytree if (site_packages / name).is_dir() else shutil.copy)(site_packages / name, python / name)
-    if dist_info:
-        folder = python / "aws_python_keepalive-0.1.0.dist-info"
-        folder.mkdir()
-        (folder / "METADATA").write_text("Metadata-Version: 2.1\nName: aws-python-keepalive\nVersion: 0.1.0\n")
-        (folder / "entry_points.txt").write_text(ENTRY_POINTS)
     return otel_layer.add_to(root)
 
 
 def timer_of(pid: int, port: int) -> str:
-    out = subprocess.run(["ss", "-tnopH", "state", "established", "dport", "= :%d" % port],
-                         capture_output=True, text=True, timeout=10, check=True).stdout
-    for line in out.splitlines():
-        if "pid=%d," % pid in line:
-            match = re.search(r"timer:\((keepalive,[^,]+),", line)
-            return match.group(1) if match else "no timer"
-    return "no connection"
+    timers = keepalive_timers(pid, port)
+    if not timers:
+        return "no connection"
+    return "no timer" if timers[0] is None else "keepalive," + timers[0]
 
 
 def run(label: str, layer_src: Path, env: dict, dist_info: bool, endpoint) -> dict:

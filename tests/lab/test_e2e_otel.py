@@ -5,24 +5,23 @@ socket (``ss -tnop``: the keep-alive timer) is the evidence, plus the botocore i
 spans on stdout.
 
 The layer here is the repo's layer/ folder plus the ``*.dist-info`` the built layer carries (its
-entry_points.txt names ``aws_keepalive:opentelemetry_pre_instrument``), written by the fixture.
+entry_points.txt names ``aws_keepalive:opentelemetry_pre_instrument``), written by the same
+tools/build_wheel.write_dist_info the layer build calls.
 """
 
 import glob
 import os
 import re
-import subprocess
 
 import pytest
 
 from endpoint import Endpoint
 from lab import otel_layer
-from lab.lambda_env import LambdaFunction, extract_layer, hook_lines, layer_from_source
+from lab.lambda_env import LambdaFunction, extract_layer, hook_lines, keepalive_timers, layer_from_source
 from standin import LAYER_ZIP, write_task
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
 BEHIND_OTEL = {"AWS_LAMBDA_EXEC_WRAPPER": otel_layer.EXEC_WRAPPER}
-ENTRY_POINTS = "[opentelemetry_pre_instrument]\naws_keepalive = aws_keepalive:opentelemetry_pre_instrument\n"
 
 # Module-level client (the common shape); the handler flushes spans at the end as OTel's Lambda
 # instrumentation does after each invocation, so they reach stdout before the freeze.
@@ -41,14 +40,7 @@ HANDLER = """
 
 
 def _opt(root, entry_point=True):
-    opt = layer_from_source(root)
-    if entry_point:
-        dist_info = opt / "python" / "aws_python_keepalive-0.1.0.dist-info"
-        dist_info.mkdir()
-        (dist_info / "METADATA").write_text(
-            "Metadata-Version: 2.1\nName: aws-python-keepalive\nVersion: 0.1.0\n")
-        (dist_info / "entry_points.txt").write_text(ENTRY_POINTS)
-    return otel_layer.add_to(opt)
+    return otel_layer.add_to(layer_from_source(root, dist_info=entry_point))
 
 
 @pytest.fixture(scope="module", name="endpoint")
@@ -66,17 +58,9 @@ def _timer_s(text):
     return total
 
 
-def keepalive_timers(pid, port):
+def _timers_s(pid, port):
     """Keep-alive timers (seconds) of the process's established connections to the port; None = no timer."""
-    out = subprocess.run(["ss", "-tnopH", "state", "established", "dport", "= :%d" % port],
-                         capture_output=True, text=True, timeout=10, check=True).stdout
-    timers = []
-    for line in out.splitlines():
-        if "pid=%d," % pid not in line:
-            continue
-        match = re.search(r"timer:\(keepalive,([^,]+),", line)
-        timers.append(_timer_s(match.group(1)) if match else None)
-    return timers
+    return [None if timer is None else _timer_s(timer) for timer in keepalive_timers(pid, port)]
 
 
 def _run(tmp_path, endpoint, env, entry_point=True, opt=None):
@@ -86,7 +70,7 @@ def _run(tmp_path, endpoint, env, entry_point=True, opt=None):
     with LambdaFunction(task, "fn.handler", opt=opt, env=env) as fn:
         init = [line.text for line in fn.init_lines]
         record = fn.invoke({})
-        timers = keepalive_timers(fn.proc.pid, endpoint.server_address[1])
+        timers = _timers_s(fn.proc.pid, endpoint.server_address[1])
     print("\n".join(hook_lines(init) + record.hook_lines() + ["timers: %s" % timers]))
     assert record.ok, (record.outcome, init, record.stderr)
     spans = [line for line in record.stdout if '"name": "DynamoDB.PutItem"' in line]
@@ -121,12 +105,11 @@ def test_behind_otel_switch_off_is_stock(tmp_path, endpoint):
 
 def test_behind_otel_the_built_zip_activates(tmp_path, endpoint):
     """The zip as shipped (its own dist-info and entry point, its botocore) beside the OTel layer:
-    activated "via opentelemetry", the 60 s timer. Skipped while the build has no dist-info."""
-    if not os.path.exists(LAYER_ZIP):
-        pytest.skip("build/layer.zip missing (make test-lab builds it)")
+    activated "via opentelemetry", the 60 s timer."""
+    assert os.path.exists(LAYER_ZIP), "build/layer.zip missing (make test-lab builds it)"
     opt = extract_layer(LAYER_ZIP, tmp_path / "opt")
-    if not glob.glob(str(opt / "python" / "aws_python_keepalive-*.dist-info" / "entry_points.txt")):
-        pytest.skip("build/layer.zip carries no aws_python_keepalive dist-info (the wheel/dist-info build)")
+    assert glob.glob(str(opt / "python" / "aws_python_keepalive-*.dist-info" / "entry_points.txt")), \
+        "build/layer.zip carries no aws_python_keepalive dist-info"
     lines, timers = _run(tmp_path, endpoint, ON_DEBUG, opt=otel_layer.add_to(opt))
     assert [line for line in lines if "on (via opentelemetry)" in line], lines
     assert len(timers) == 1 and timers[0] is not None and timers[0] <= 60, timers
