@@ -56,12 +56,6 @@ PLAN = (
 WORKER_TIMEOUT = 600.0
 
 
-def percentile(values, fraction):
-    """Nearest-rank percentile of a non-empty list."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
-
-
 def worker_env(ddb, layer_on, concurrency):
     """An explicit environment: this machine exports AWS_* variables the comparison must not see.
     The credentials and region are the lab's (lab.function_net.create_table makes the table in the
@@ -79,6 +73,7 @@ def worker_env(ddb, layer_on, concurrency):
 
 def run_configuration(ddb, name, worker_name, layer_on, networked, args):
     """One worker run; returns its row (plus the raw worker output for the caller's checks)."""
+    from lab.driver import percentile  # nearest rank, as the lab's other tables
     from lab.netem import Netem
 
     netem = Netem(ddb.tls_address, rtt=args.rtt_ms / 1000.0).start() if networked else None
@@ -101,7 +96,7 @@ def run_configuration(ddb, name, worker_name, layer_on, networked, args):
     row = {"configuration": name, "items": out["items"],
            "items_per_s": round(out["items"] / out["elapsed_s"], 1),
            "p50_ms": round(statistics.median(latencies_ms), 2),
-           "p99_ms": round(percentile(latencies_ms, 0.99), 2),
+           "p99_ms": round(percentile(latencies_ms, 99), 2),
            "new_connections": new_connections, "pool_discards": out["pool_discards"]}
     return row, out
 
