@@ -133,7 +133,11 @@ def local_server(argv, log_path, name):
         yield "http://127.0.0.1:%d" % port
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # ignored SIGTERM: it must not outlive the tests
+            process.kill()
+            process.wait(timeout=10)
         log.close()
 
 
