@@ -150,8 +150,9 @@ def child_setup(root, minor, variant):
     return [layer], layer, layer, switch
 
 
-def measure(python, minor, variant, root, url, extra_env):
-    path, layer, boto3_root, switch = child_setup(root, minor, variant)
+def child_env(*extras):
+    """A measured child's whole environment: no profile, no metadata lookups, dummy credentials,
+    then ``extras`` in order (this machine exports AWS_* variables a child must not see)."""
     env = {
         "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
@@ -161,8 +162,14 @@ def measure(python, minor, variant, root, url, extra_env):
         "AWS_ACCESS_KEY_ID": "AKIDCOLDSTART",
         "AWS_SECRET_ACCESS_KEY": "coldstart",
     }
-    env.update(switch)
-    env.update(extra_env)
+    for extra in extras:
+        env.update(extra)
+    return env
+
+
+def measure(python, minor, variant, root, url, extra_env):
+    path, layer, boto3_root, switch = child_setup(root, minor, variant)
+    env = child_env(switch, extra_env)
     code = CHILD % {"path": path, "layer": layer, "url": url, "boto3_root": boto3_root}
     completed = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True, env=env, timeout=120)
     if completed.returncode != 0:

@@ -31,6 +31,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import build_layer  # noqa: E402  (tools/build_layer.py: the endpoints.json cut a trimmed build makes)
 import coldstart  # noqa: E402  (the sibling benchmark: same trees, same environment)
 from rows import write_rows  # noqa: E402  (bench/rows.py)
 
@@ -73,19 +75,13 @@ print((time.perf_counter() - started) * 1000)
 """
 
 
-def env(extra=None):
-    values = {
-        "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-        "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-        "AWS_EC2_METADATA_DISABLED": "true", "AWS_ACCESS_KEY_ID": "AKIDPARTS", "AWS_SECRET_ACCESS_KEY": "parts",
-    }
-    values.update(extra or {})
-    return values
+# The trees are read, never written: no bytecode written beside them between runs.
+CHILD_ENV = coldstart.child_env({"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def child(python, code, path, extra=None):
     run = subprocess.run([python, "-s", *(extra or []), "-c", code % {"path": path}], capture_output=True,
-                         text=True, env=env(), timeout=120)
+                         text=True, env=CHILD_ENV, timeout=120)
     if run.returncode != 0:
         raise SystemExit("coldstart_parts: child failed:\n%s" % run.stderr)
     return run
@@ -166,44 +162,24 @@ def analyse(minor, python, root, runs):
 
 
 def endpoints_json(root, minor, python, runs):
-    """Size and json.load time of endpoints.json in both copies (what every first client loads)."""
+    """Size and json.load time of endpoints.json (what every first client loads): the runtime
+    copy's, the layer's, and the layer's cut to DynamoDB's entries (the lever tree main() made)."""
     result = {}
     for name, folder in (("runtime_copy", os.path.join(root, "runtime-" + minor)),
-                         ("layer", os.path.join(root, "layer", "python"))):
+                         ("layer", os.path.join(root, "layer", "python")),
+                         ("layer_dynamodb_only", os.path.join(root, "layer_endpoints_cut-" + minor, "python"))):
         path = os.path.join(folder, "botocore", "data", "endpoints.json")
         code = ("import json, statistics, time\ntimes = []\nfor _ in range(%d):\n    t = time.perf_counter()\n"
                 "    json.load(open(%r))\n    times.append((time.perf_counter() - t) * 1000)\n"
                 "print(statistics.median(times))" % (runs, path))
         load_ms = float(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout)
         result[name] = {"bytes": os.path.getsize(path), "load_ms": round(load_ms, 1)}
-    # What trimming it would buy: the layer's endpoints.json with only DynamoDB's entries per partition.
-    with open(os.path.join(root, "layer", "python", "botocore", "data", "endpoints.json")) as source:
-        data = json.load(source)
-    for partition in data["partitions"]:
-        partition["services"] = {k: v for k, v in partition["services"].items() if k == "dynamodb"}
-    trimmed = os.path.join(root, "endpoints-dynamodb-only.json")
-    with open(trimmed, "w") as out:
-        json.dump(data, out)
-    code = ("import json, statistics, time\ntimes = []\nfor _ in range(%d):\n    t = time.perf_counter()\n"
-            "    json.load(open(%r))\n    times.append((time.perf_counter() - t) * 1000)\n"
-            "print(statistics.median(times))" % (runs, trimmed))
-    load_ms = float(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout)
-    result["layer_dynamodb_only"] = {"bytes": os.path.getsize(trimmed), "load_ms": round(load_ms, 1)}
     print("endpoints.json: runtime copy %.2f MB, json.load %.1f ms; layer %.2f MB, %.1f ms" % (
         result["runtime_copy"]["bytes"] / 1e6, result["runtime_copy"]["load_ms"],
         result["layer"]["bytes"] / 1e6, result["layer"]["load_ms"]))
     print("endpoints.json of the layer with only dynamodb's entries (not shipped): %.2f MB, %.1f ms" % (
         result["layer_dynamodb_only"]["bytes"] / 1e6, result["layer_dynamodb_only"]["load_ms"]))
     return result
-
-
-def cut_endpoints(path):
-    with open(path) as source:
-        data = json.load(source)
-    for partition in data["partitions"]:
-        partition["services"] = {k: v for k, v in partition["services"].items() if k == "dynamodb"}
-    with open(path, "w") as out:
-        json.dump(data, out)
 
 
 def main(argv=None):
@@ -235,7 +211,7 @@ def main(argv=None):
                                  ("layer_levers-", lever)):
                 tree = os.path.join(root, name + minor, "python")
                 shutil.copytree(source, tree, symlinks=True)
-                cut_endpoints(os.path.join(tree, "botocore", "data", "endpoints.json"))
+                build_layer.cut_endpoints(os.path.join(tree, "botocore", "data", "endpoints.json"), {"dynamodb"})
             row = analyse(minor, python, root, args.runs)
             row["endpoints_json"] = endpoints_json(root, minor, python, args.runs)
             rows.append(row)

@@ -145,7 +145,12 @@ def trim_endpoints(botocore_data):
                 if os.path.exists(model):
                     with opener(model, "rt", encoding="utf-8") as source:
                         keep.add(json.load(source)["metadata"].get("endpointPrefix", service))
-    path = os.path.join(botocore_data, "endpoints.json")
+    cut_endpoints(os.path.join(botocore_data, "endpoints.json"), keep)
+
+
+def cut_endpoints(path, keep):
+    """Rewrite the endpoints.json at ``path`` with only the service entries named in ``keep``
+    (bench/coldstart_parts.py measures the same cut on a full layer)."""
     with open(path, encoding="utf-8") as source:
         endpoints = json.load(source)
     for partition in endpoints["partitions"]:

@@ -41,7 +41,8 @@ def _snapstart_run(net, task, opt, env):
         # The process is frozen (the snapshot). Its kernel may still owe the init connection a
         # delayed ACK (up to 200 ms): let it go out first, or after the flush it would meet the
         # NAT's reset and close the connection before the first call (an RST nobody gets on Lambda).
-        time.sleep(0.3)
+        # 1 s, five times the delayed-ACK ceiling, so that a loaded CI machine keeps the margin.
+        time.sleep(1.0)
         # Nothing crosses the veth until the restore, as nothing leaves a snapshot, and the NAT
         # forgets every flow.
         with net.nat.frozen_while(True):
