@@ -326,14 +326,10 @@ class LambdaFunction:
         it reported an init error (then ``self.api.init_error`` is set and the process has exited or
         is exiting, as on Lambda).
         """
+        command = self.command()  # first: a missing exec wrapper fails before any server exists
         sock = self.api_sock_factory() if self.api_sock_factory is not None else None
         self.api = RuntimeApi(self.api_host, sock=sock)
         self._observe_path.write_text("")
-        try:
-            command = self.command()
-        except BaseException:  # e.g. a missing exec wrapper: close the server just started
-            self.stop()
-            raise
         started = time.monotonic_ns()
         self.proc = subprocess.Popen(command, env=self.environment(), cwd=str(self.task_root),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
