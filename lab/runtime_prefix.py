@@ -83,15 +83,14 @@ def ensure(minor: str) -> Path:
     prefix = VENV_ROOT / ("lambda-" + minor)
     python = prefix / "bin" / "python"
     stamp = prefix / ".lab-lock-sha256"
-    if python.exists() and stamp.exists() and stamp.read_text() == stamp_text():
-        return python
-    VENV_ROOT.mkdir(exist_ok=True)
-    with open(VENV_ROOT / (".lambda-" + minor + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if python.exists() and stamp.exists() and stamp.read_text() == stamp_text():
-            return python
+    text = stamp_text()
+
+    def make() -> None:
         build(base_python(minor), minor, prefix)
-        stamp.write_text(stamp_text())
+        stamp.write_text(text)
+
+    _once(VENV_ROOT / (".lambda-" + minor + ".lock"),
+          lambda: python.exists() and stamp.exists() and stamp.read_text() == text, make)
     return python
 
 
@@ -101,20 +100,34 @@ def install_lock_once(lock_file: Path, target: Path, python: Path) -> Path:
     beside ``target``), under a file lock so that parallel callers (tests, make) do not race."""
     digest = hashlib.sha256(lock_file.read_bytes()).hexdigest() + "\n"
     stamp = target.parent / (target.name + ".lock-sha256")
-    if stamp.exists() and stamp.read_text() == digest:
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(str(target) + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if stamp.exists() and stamp.read_text() == digest:
-            return target
-        _ensure_uv()
+
+    def make() -> None:
         shutil.rmtree(target, ignore_errors=True)
-        env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
-        subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python), "--target", str(target),
-                        "--require-hashes", "--no-deps", "-r", str(lock_file)], check=True, env=env)
+        _uv_install(python, target, lock_file, "--no-deps")
         stamp.write_text(digest)
+
+    _once(Path(str(target) + ".lock"), lambda: stamp.exists() and stamp.read_text() == digest, make)
     return target
+
+
+def _once(lock_path: Path, done, make) -> None:
+    """``make()`` unless ``done()``; under an exclusive file lock, checked again once it is held, so
+    that parallel callers (pytest workers, make) build a folder once and never see half of it."""
+    if done():
+        return
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done():
+            make()
+
+
+def _uv_install(python: Path, target: Path, lock_file: Path, *options: str) -> None:
+    """``uv pip install --target`` of a hash-pinned lock, for ``python`` (wheels it can run)."""
+    _ensure_uv()
+    env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
+    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python), "--target", str(target),
+                    "--require-hashes", *options, "-r", str(lock_file)], check=True, env=env)
 
 
 def _ensure_uv() -> None:
@@ -148,11 +161,7 @@ def build(base: Path, minor: str, prefix: Path) -> Path:
     packages.mkdir()
     python = prefix / "bin" / "python"
     _reach_site_packages(python, packages)
-    _ensure_uv()
-    env = dict(os.environ, UV_NATIVE_TLS="1", UV_NO_PROGRESS="1")
-    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python),
-                    "--target", str(packages), "--require-hashes", "-r", str(LOCK_FILE)],
-                   check=True, env=env)
+    _uv_install(python, packages, LOCK_FILE)
     return python
 
 
