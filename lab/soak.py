@@ -194,16 +194,28 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
         started = time.time()
         raw["started"] = started
         last_end = {}
-        for config in configurations:
+
+        def invoke(config: Configuration, round_index: int, event: dict):
+            """One invocation of ``config``'s function (thawed for it when no packet may leave it
+            between invocations); returns it and its record (gap since the previous one, if any)."""
             network, fn = networks[config.name], functions[config.name]
+            if config.no_packets and network.nat.frozen:
+                network.nat.thaw()
+            begin = time.monotonic()
             before = network.netem.accepted
-            record = fn.invoke(dict(WARM_UP, prefix=prefixes[config.name] + "warm"), 120.0)
-            raw["warm_up"].append(invocation_record(config, -1, record, None, network.netem.accepted - before))
-            if not record.ok:
-                raise RuntimeError("%s: warm-up failed: %s" % (config.name, record.outcome.body))
+            record = fn.invoke(event, 120.0)
+            gap_s = begin - last_end[config.name] if config.name in last_end else None
+            entry = invocation_record(config, round_index, record, gap_s, network.netem.accepted - before)
             if config.no_packets:
                 network.nat.freeze()
             last_end[config.name] = time.monotonic()
+            return record, entry
+
+        for config in configurations:
+            record, entry = invoke(config, -1, dict(WARM_UP, prefix=prefixes[config.name] + "warm"))
+            raw["warm_up"].append(entry)
+            if not record.ok:
+                raise RuntimeError("%s: warm-up failed: %s" % (config.name, record.outcome.body))
         deadline = time.monotonic() + duration_s
         gap_start = time.monotonic()
         for chaos in rounds:
@@ -223,23 +235,13 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             sleep_until(gap_start + chaos.gap_s)
             turn = chaos.index % len(configurations)
             order = configurations[turn:] + configurations[:turn]
+            done = []
             for config in order:
-                network, fn = networks[config.name], functions[config.name]
-                if config.no_packets:
-                    network.nat.thaw()
-                begin = time.monotonic()
-                before = network.netem.accepted
                 event = {"prefix": "%s%d" % (prefixes[config.name], chaos.index),
                          "puts": chaos.puts, "threads": chaos.threads}
-                record = fn.invoke(event, 120.0)
-                raw["invocations"].append(invocation_record(
-                    config, chaos.index, record, begin - last_end[config.name],
-                    network.netem.accepted - before))
-                if config.no_packets:
-                    network.nat.freeze()
-                last_end[config.name] = time.monotonic()
+                done.append(invoke(config, chaos.index, event)[1])
+            raw["invocations"].extend(done)
             gap_start = time.monotonic()
-            done = [i for i in raw["invocations"] if i["round"] == chaos.index]
             log("  round %d: gap %.1f s, %s, %d puts / %d threads: %s" % (
                 chaos.index, chaos.gap_s, chaos.nat_mode, chaos.puts, chaos.threads,
                 ", ".join("%s %s" % (i["configuration"], _summary(i)) for i in done)))
@@ -289,7 +291,7 @@ def main(argv=None) -> int:
     if reason:
         print("make soak needs network namespaces: " + reason, file=sys.stderr)
         return 1
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops it as Ctrl-C does
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
     runtime_python(PYTHON)
     workdir = Path(tempfile.mkdtemp(prefix="lab-soak-opt-"))
