@@ -95,21 +95,17 @@ def async_task(minor: str = "3.12") -> Path:
 
 
 def run_counted(fn, network, n: int, gap_s: float) -> list[dict]:
-    """Invoke ``fn`` n times, ``gap_s`` apart (frozen in between); per invocation: ok, error, duration,
-    Netem's newly accepted connections, and the lab_observe counters (attempts, retries)."""
-    from lab.driver import sleep_until
-    import time
+    """Invoke ``fn`` n times, ``gap_s`` apart (frozen in between: function_net.run_gaps); per
+    invocation: ok, error, duration, Netem's newly accepted connections, and the lab_observe
+    counters (attempts, retries)."""
+    from lab.function_net import CountingFunction, run_gaps
 
     rows = []
-    for i in range(n):
-        if i:
-            sleep_until(time.monotonic() + gap_s)
-        before = network.netem.accepted
-        record = fn.invoke({})
+    for record in run_gaps(CountingFunction(fn, network), network, {}, [gap_s] * (n - 1)):
         body = record.outcome.body
         error = None if record.ok else str(body.get("errorMessage", body) if isinstance(body, dict) else body)
         rows.append({"ok": record.ok, "error": error, "ms": record.duration_ms,
-                     "new_connections": network.netem.accepted - before,
+                     "new_connections": record.counters["tcp_connects"],
                      "attempts": record.counters["attempts"], "retries": record.counters["retries"]})
     return rows
 

@@ -34,7 +34,7 @@ from typing import Optional
 
 from lab import driver, nat
 from lab.dynamodb import DynamoDBLocal
-from lab.function_net import (NAT_TIMEOUT_S, DEFAULTS, FunctionNetwork, create_table, keepalive_env,
+from lab.function_net import (NAT_TIMEOUT_S, DEFAULTS, CountingFunction, FunctionNetwork, create_table, keepalive_env,
                               lab_client, run_gaps, scaled_timers)
 from lab.lambda_env import PYTHON_MINORS, extract_layer, runtime_python
 
@@ -73,22 +73,6 @@ class Run:
     phases: dict = field(default_factory=dict)  # phase name -> [Invocation]
     error: Optional[BaseException] = None
     fn: object = None  # the LambdaFunction while it runs (stopped from the main thread on Ctrl-C)
-
-
-class CountingFunction:
-    """Wraps a LambdaFunction so each record carries the TCP connections Netem accepted during it
-    (``counters["tcp_connects"]``): the ground truth for "new connections", including a pooled
-    connection reconnected in place, which urllib3's own log does not report."""
-
-    def __init__(self, fn, network: FunctionNetwork) -> None:
-        self.fn = fn
-        self.netem = network.netem
-
-    def invoke(self, event, timeout=90.0):
-        before = self.netem.accepted
-        record = self.fn.invoke(event, timeout)
-        record.counters["tcp_connects"] = self.netem.accepted - before
-        return record
 
 
 def call_ms(record) -> Optional[float]:

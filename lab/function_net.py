@@ -141,6 +141,22 @@ class FunctionNetwork:
                               prefix=self.nat.command([]), api_sock_factory=self.nat.socket, **kwargs)
 
 
+class CountingFunction:
+    """Wraps a LambdaFunction so each record carries the TCP connections Netem accepted during it
+    (``counters["tcp_connects"]``): the ground truth for "new connections", including a pooled
+    connection reconnected in place, which urllib3's own log does not report."""
+
+    def __init__(self, fn, network: FunctionNetwork) -> None:
+        self.fn = fn
+        self.netem = network.netem
+
+    def invoke(self, event, timeout=90.0):
+        before = self.netem.accepted
+        record = self.fn.invoke(event, timeout)
+        record.counters["tcp_connects"] = self.netem.accepted - before
+        return record
+
+
 def run_gaps(fn: LambdaFunction, network: FunctionNetwork, event: Any, gaps_s: Sequence[float], *,
              no_packets: bool = False, warm_up: bool = True, timeout: float = 90.0) -> list[Invocation]:
     """One warm-up invocation (``warm_up=False``: none, the first gap counts from now, e.g. the end
