@@ -14,11 +14,10 @@ import statistics
 import pytest
 
 from e2e import GAP, NAT_TIMEOUT, built_layer_fixture, dynamodb_fixture, networks_fixture  # noqa: F401
-from e2e import side_by_side
+from e2e import TABLE, side_by_side
 from lab.function_net import keepalive_env, run_gaps, scaled_timers
 
 ON = keepalive_env(**scaled_timers(NAT_TIMEOUT))
-TABLE = "lab-e2e"  # the table e2e.dynamodb_fixture creates
 
 
 @pytest.fixture(scope="module", name="async_task")

@@ -13,12 +13,10 @@ import glob
 import os
 import re
 
-import pytest
 
-from endpoint import Endpoint
 from lab import otel_layer
 from lab.lambda_env import LambdaFunction, extract_layer, hook_lines, keepalive_timers, layer_from_source
-from standin import LAYER_ZIP, write_task
+from standin import LAYER_ZIP, endpoint_fixture, write_task  # noqa: F401
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
 BEHIND_OTEL = {"AWS_LAMBDA_EXEC_WRAPPER": otel_layer.EXEC_WRAPPER}
@@ -41,13 +39,6 @@ HANDLER = """
 
 def _opt(root, entry_point=True):
     return otel_layer.add_to(layer_from_source(root, dist_info=entry_point))
-
-
-@pytest.fixture(scope="module", name="endpoint")
-def endpoint_fixture():
-    server = Endpoint()
-    yield server
-    server.close()
 
 
 def _timer_s(text):
