@@ -15,6 +15,8 @@ FIND_PYTHON := tools/find-python
 PYTHON_FOUND := $(shell $(FIND_PYTHON) --make 3.9 $(LAYER_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
 python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
 FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
+# The tested minors this machine has: what bench, coldstart and the demo run on.
+FOUND_TESTED_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
 # need_python: the interpreter, or stop with one line saying which goal needs which minor and how
 # to get it (expanded only where a recipe or prerequisite actually uses it).
 need_python = $(or $(call python_for,$(1)),$(error $(shell $(FIND_PYTHON) --missing $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))")))
@@ -124,10 +126,9 @@ test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE
 .PHONY: bench
 # On every tested CPython this machine has (the test venvs hold the pinned botocore for the patch
 # table); prints the table and writes build/startup.json.
-BENCH_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
-bench: $(foreach p,$(BENCH_MINORS),$(VENV)/test-$(p)/bin/python)
+bench: $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/test-$(p)/bin/python)
 	$(TOOL_PYTHON) bench/startup.py --json $(BUILD_DIR)/startup.json \
-	  $(foreach p,$(BENCH_MINORS),--python $(VENV)/test-$(p)/bin/python)
+	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(VENV)/test-$(p)/bin/python)
 
 # --- layer build, SAM, publish (issue 3) -------------------------------------------------------
 # (targets: layer, lint, deploy, publish, test-build)
@@ -209,14 +210,13 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 
 # Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
 # this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
-COLDSTART_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
 .PHONY: coldstart coldstart-parts
-coldstart: $(LAYER_ZIP) $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+coldstart: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call python_for,$(p)))
-coldstart-parts: $(LAYER_ZIP) $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
+coldstart-parts: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
-	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call python_for,$(p)))
+	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
 
 # --- wheel: the hook for container images, bundled dependencies, any Python process (issue 7) ---
 # (targets: wheel, publish-wheel, lock-wheel)
@@ -290,7 +290,7 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 
 .PHONY: demo lock-demo
 # The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
-DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(PYTHON_MINORS),$(FOUND_MINORS)) 3.12)
+DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(FOUND_TESTED_MINORS) 3.12)
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
 	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR)
 
