@@ -106,8 +106,8 @@ lock-aio: | $(UV)
 
 # What patching aiobotocore costs (once, when the function imports it); numbers for docs/async.md.
 .PHONY: bench-aio
-bench-aio: $(VENV)/test-3.12/bin/python $(filter $(VENV)/aio/3.12/%,$(AIO_DIRS))
-	$(VENV)/test-3.12/bin/python bench/aio_patch.py
+bench-aio: $(VENV)/test-3.12/bin/python $(foreach n,$(AIO_MATRIX),$(VENV)/aio/3.12/$(n)/.done)
+	$(VENV)/test-3.12/bin/python bench/aio_patch.py --json $(BUILD_DIR)/bench-aio-patch.json $(AIO_MATRIX)
 
 .PHONY: test test-hook
 test: test-hook test-build test-lab

@@ -1,6 +1,7 @@
 """Benchmark: what patching aiobotocore costs, once when the function imports it, and per request.
 
-Run: ``make bench-aio`` (or ``python bench/aio_patch.py [--runs N]``).  Prints numbers and writes
+Run: ``make bench-aio`` (or ``python bench/aio_patch.py [--runs N] NAME...``, the folder names of
+the Makefile's AIO_MATRIX).  Prints numbers and writes
 the same rows to build/bench-aio-patch.json; asserts nothing.
 
 Timed inside a fresh interpreter per sample, around ``aio.apply`` only: aiobotocore, aiohttp and
@@ -8,7 +9,7 @@ botocore are imported first (the function pays for those itself, layer or not). 
 the test matrix (.venv/aio/<python>/<name>, made by ``make test-hook`` or the target) is measured
 on the interpreter running this script.
 
-Per request: p50 of 1000 sequential PutItems (after 50 warm-up) by one aiobotocore 3.10.0 client
+Per request: p50 of 1000 sequential PutItems (after 50 warm-up) by one client of the first version
 against the local DynamoDB-shaped server (tests/hook/ddb_server.py, loopback), switch off and on,
 alternating, in fresh processes.  Loopback HTTP dominates; the point is whether the wrappers show.
 """
@@ -24,7 +25,6 @@ from rows import write_rows  # bench/rows.py, next to this script
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYER = os.path.join(REPO, "layer")
 MINOR = "%d.%d" % sys.version_info[:2]
-MATRIX = ["aiobotocore-3.10.0", "aiobotocore-2.26.0", "aioboto3-15.5.0"]
 
 APPLY = (
     "import sys, time\n"
@@ -78,25 +78,27 @@ def main():
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--aio-dirs", default=os.path.join(REPO, ".venv", "aio"))
     parser.add_argument("--json", default=os.path.join(REPO, "build", "bench-aio-patch.json"))
+    parser.add_argument("versions", nargs="+", help="folders under --aio-dirs/<python>/, newest first")
     args = parser.parse_args()
     rows = []
     print("aio.apply on CPython %s, median of %d fresh processes" % (MINOR, args.runs))
     print("%-22s %10s %10s" % ("version", "p50 us", "max us"))
-    for name in MATRIX:
+    for name in args.versions:
         samples = [sample(os.path.join(args.aio_dirs, MINOR, name)) for _ in range(args.runs)]
         row = {"python": MINOR, "version": name, "runs": args.runs,
                "p50_us": round(statistics.median(samples), 1), "max_us": round(max(samples), 1)}
         rows.append(row)
         print("%-22s %10.1f %10.1f" % (name, row["p50_us"], row["max_us"]))
-    folder = os.path.join(args.aio_dirs, MINOR, "aiobotocore-3.10.0")
+    newest = args.versions[0]
+    folder = os.path.join(args.aio_dirs, MINOR, newest)
     per_request = {"off": [], "on": []}
     for _ in range(3):
         for label, switch in (("off", ""), ("on", "1")):
             per_request[label].append(request_p50_us(folder, switch))
-    print("PutItem p50 us, aiobotocore 3.10.0, loopback, 3 alternating processes of 1000 requests")
+    print("PutItem p50 us, %s, loopback, 3 alternating processes of 1000 requests" % newest)
     for label, values in per_request.items():
         print("%-4s %s" % (label, "  ".join("%.1f" % value for value in values)))
-        rows.append({"python": MINOR, "version": "aiobotocore-3.10.0", "switch": label,
+        rows.append({"python": MINOR, "version": newest, "switch": label,
                      "request_p50_us": values})
     write_rows(args.json, rows)
 
