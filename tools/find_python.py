@@ -27,7 +27,9 @@ import re
 import subprocess
 import sys
 
-HOW_TO_GET = "pyenv install {minor}, apt install python{minor} or uv python install {minor}"
+# "-venv": a distribution's python3.X often lacks ensurepip, which the Makefile's first `-m venv`
+# (the one that installs uv) needs; the package depends on python3.X itself.
+HOW_TO_GET = "pyenv install {minor}, apt install python{minor}-venv or uv python install {minor}"
 
 
 def _patch_key(path, minor):
