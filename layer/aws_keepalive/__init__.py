@@ -6,7 +6,8 @@ The pipeline, one module per step:
                 --> patch     (hook.py waits for botocore; patch.py: socket options, pool, idle;
                                aio.py: the same for aiobotocore's aiohttp connector;
                                idle.py: when a pooled connection is stale, for every client family;
-                               snapstart.py: after a SnapStart restore, no pre-snapshot connection)
+                               snapstart.py: after a SnapStart restore, no pre-snapshot connection;
+                               trust.py: each client's CA bundle loaded once, not per connection)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
 
 Entry points ("routes", named in the debug startup line), each calling ``activate``; whichever

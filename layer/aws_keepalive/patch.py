@@ -51,6 +51,10 @@ def apply(settings):
     # must be checked even when max idle is off.
     if settings.max_idle_s or settings.debug or idle.restore_watched:
         steps.append(("connection pool", _patch_connection_pool))
+    if settings.trust_once:
+        from . import trust  # imports patch._wrap: imported here, not at the top
+
+        steps.append(("trust store", trust.patch))
     for name, step in steps:
         try:
             step(settings, version, path)

@@ -52,6 +52,7 @@ class Settings:
         "pool_size",
         "max_idle_s",
         "debug",
+        "trust_once",
     )
 
     def __init__(
@@ -62,6 +63,7 @@ class Settings:
         pool_size=None,
         max_idle_s=MAX_IDLE_S,
         debug=False,
+        trust_once=True,
     ):
         self.keepidle_s = keepidle_s
         self.keepintvl_s = keepintvl_s
@@ -71,6 +73,8 @@ class Settings:
         # 0: never replace idle connections (stock botocore behaviour).
         self.max_idle_s = max_idle_s
         self.debug = debug
+        # Load each client's CA bundle into its SSLContext once, not per connection (trust.py).
+        self.trust_once = trust_once
 
     def describe(self):
         """One line for the debug log: the effective settings, by name."""
@@ -111,6 +115,7 @@ def from_environ(environ):
         pool_size=_integer(environ, "AWS_PYTHON_KEEPALIVE_POOL_SIZE", None, 1, MAX_POOL_SIZE),
         max_idle_s=_integer(environ, "AWS_PYTHON_KEEPALIVE_MAX_IDLE", MAX_IDLE_S, 0, MAX_MAX_IDLE_S),
         debug=_flag(environ, "AWS_PYTHON_KEEPALIVE_DEBUG"),
+        trust_once=_flag(environ, "AWS_PYTHON_KEEPALIVE_TRUST_ONCE", default=True),
     )
 
 
@@ -132,16 +137,20 @@ def _integer(environ, name, default, minimum, maximum):
     return value
 
 
-def _flag(environ, name):
-    """A boolean from ``name`` with the switch's vocabulary; False (with a warning) otherwise."""
+def _flag(environ, name, default=False):
+    """A boolean from ``name`` with the switch's vocabulary; ``default`` (with a warning) otherwise."""
     value = environ.get(name, "").strip().lower()
+    if not value:
+        return default
     if value in ON_VALUES:
         return True
     if value not in OFF_VALUES:
         _warn(
-            "%s=%r is not one of %s or %s; using off"
-            % (name, environ[name], "/".join(ON_VALUES), "/".join(OFF_VALUES[1:]))
+            "%s=%r is not one of %s or %s; using %s"
+            % (name, environ[name], "/".join(ON_VALUES), "/".join(OFF_VALUES[1:]),
+               "on" if default else "off")
         )
+        return default
     return False
 
 

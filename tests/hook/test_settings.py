@@ -110,6 +110,23 @@ def test_invalid_debug_value_warns_and_stays_off(capsys):
     assert "AWS_PYTHON_KEEPALIVE_DEBUG='verbose'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value,expected", [(None, True), ("1", True), ("0", False), ("off", False)])
+def test_trust_once_on_by_default_and_switched_off(value, expected):
+    """Loading the CA bundle once is on with the layer; AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0 turns it off."""
+    environ = {"AWS_PYTHON_KEEPALIVE": "1"}
+    if value is not None:
+        environ["AWS_PYTHON_KEEPALIVE_TRUST_ONCE"] = value
+    assert settings.from_environ(environ).trust_once is expected
+
+
+def test_invalid_trust_once_value_warns_and_stays_on(capsys):
+    """AWS_PYTHON_KEEPALIVE_TRUST_ONCE with an unknown value warns and keeps its default (on)."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_TRUST_ONCE": "maybe"})
+    assert config.trust_once is True
+    err = capsys.readouterr().err
+    assert "AWS_PYTHON_KEEPALIVE_TRUST_ONCE='maybe'" in err and "using on" in err
+
+
 def test_other_variables_ignored_when_off(capsys):
     """With the switch off, the other variables are not read: no warning even for bad values."""
     assert settings.from_environ({"AWS_PYTHON_KEEPALIVE_IDLE": "abc",

@@ -1,0 +1,174 @@
+"""trust.py: each client's CA bundle is loaded once, and verification stays exactly as strict,
+checked with real botocore clients against real TLS servers on loopback."""
+
+import ssl
+
+import botocore.session
+import pytest
+import trustme
+from botocore.config import Config
+from botocore.exceptions import SSLError
+from botocore.httpsession import URLLib3Session
+from ddb_server import DynamoDBShapedServer
+
+from aws_keepalive import patch, settings, trust
+
+
+@pytest.fixture
+def trust_once():
+    """The layer's trust patch on this process's botocore, removed after the test."""
+    trust.patch(settings.Settings(), None, None)
+    yield
+    wrapper = URLLib3Session._setup_ssl_cert
+    URLLib3Session._setup_ssl_cert = getattr(wrapper, patch.WRAPPED)
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """The bundle paths passed to the real SSLContext.load_verify_locations, in order."""
+    seen = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def counting(self, cafile=None, *args, **kwargs):
+        seen.append(cafile)
+        return original(self, cafile, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
+    return seen
+
+
+class TlsServer:
+    """A DynamoDB-shaped TLS server with a localhost certificate from its own CA."""
+
+    def __init__(self, tmp_path, name, close_after_response=True):
+        authority = trustme.CA()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        authority.issue_cert("localhost").configure_cert(context)
+        self.ca_bundle = str(tmp_path / ("%s-ca.pem" % name))
+        authority.cert_pem.write_to_path(self.ca_bundle)
+        self.server = DynamoDBShapedServer(
+            tls_context=context, close_after_response=close_after_response
+        )
+
+    def __enter__(self):
+        self.server.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.__exit__(*exc)
+
+
+def client(url, verify):
+    session = botocore.session.get_session()
+    return session.create_client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url=url,
+        verify=verify,
+        aws_access_key_id="AKIDTEST",
+        aws_secret_access_key="secret",
+        config=Config(retries={"max_attempts": 1, "mode": "standard"}),
+    )
+
+
+def test_bundle_loaded_once_for_many_new_connections(trust_once, loads, tmp_path):
+    """Three calls on three new connections load the client's bundle once (stock: three times)."""
+    with TlsServer(tmp_path, "a") as tls:
+        ddb = client(tls.server.url, tls.ca_bundle)
+        for _ in range(3):
+            ddb.list_tables()
+        assert tls.server.connections == 3
+    assert loads.count(tls.ca_bundle) == 1
+
+
+def test_stock_loads_per_connection(loads, tmp_path):
+    """Without the patch urllib3 re-reads the bundle for every new connection (the cost fixed)."""
+    with TlsServer(tmp_path, "a") as tls:
+        ddb = client(tls.server.url, tls.ca_bundle)
+        for _ in range(3):
+            ddb.list_tables()
+    assert loads.count(tls.ca_bundle) == 3
+
+
+def test_unknown_ca_is_still_rejected(trust_once, tmp_path):
+    """A server whose CA is not in the client's bundle fails verification, every time."""
+    with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
+        ddb = client(tls.server.url, other.ca_bundle)
+        for _ in range(2):
+            with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+                ddb.list_tables()
+
+
+def test_hostname_mismatch_is_still_rejected(trust_once, tmp_path):
+    """A trusted certificate for another name (localhost, reached as 127.0.0.1) is rejected."""
+    with TlsServer(tmp_path, "a") as tls:
+        good = client(tls.server.url, tls.ca_bundle)
+        good.list_tables()
+        by_ip = client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle)
+        for _ in range(2):
+            with pytest.raises(SSLError):
+                by_ip.list_tables()
+
+
+def test_clients_with_different_bundles_never_share_cas(trust_once, tmp_path):
+    """Client A trusts only CA a, client B only CA b, whichever connected first."""
+    with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
+        client_a = client(a.server.url, a.ca_bundle)
+        client_b = client(b.server.url, b.ca_bundle)
+        client_a.list_tables()
+        client_b.list_tables()
+        cross_a = client(b.server.url, a.ca_bundle)
+        cross_b = client(a.server.url, b.ca_bundle)
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            cross_a.list_tables()
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            cross_b.list_tables()
+        client_a.list_tables()
+        client_b.list_tables()
+
+
+def test_verify_false_still_connects(trust_once, loads, tmp_path):
+    """verify=False connects to an untrusted server and loads no bundle."""
+    with TlsServer(tmp_path, "a") as tls:
+        ddb = client(tls.server.url, False)
+        ddb.list_tables()
+        ddb.list_tables()
+    assert loads == []
+
+
+LOADS_PER_NEW_CONNECTION = """
+    import os
+    import ssl
+
+    import boto3
+
+    loaded = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def counting(self, cafile=None, *args, **kwargs):
+        loaded.append(cafile)
+        return original(self, cafile, *args, **kwargs)
+
+    ssl.SSLContext.load_verify_locations = counting
+
+    def handler(event, context):
+        ddb = boto3.client("dynamodb", endpoint_url=os.environ["URL"])
+        for _ in range(3):
+            ddb.list_tables()
+            ddb._endpoint.http_session._manager.clear()  # the next call opens a new connection
+        return loaded.count(os.environ["AWS_CA_BUNDLE"])
+"""
+
+
+@pytest.mark.parametrize("env,loads_expected", [
+    ({"AWS_PYTHON_KEEPALIVE": "1"}, 1),
+    ({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_TRUST_ONCE": "0"}, 3),
+    ({}, 3),
+])
+def test_switch_loads_aws_ca_bundle_once(run_function, tls_server, env, loads_expected):
+    """Through the layer's entry point, AWS_CA_BUNDLE is read once for three new connections;
+    AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0 (or the layer off) keeps stock's once per connection."""
+    run = run_function(LOADS_PER_NEW_CONNECTION,
+                       env=dict(env, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
+    assert run.result == loads_expected, run
+    assert tls_server.connections == 3
