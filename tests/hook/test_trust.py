@@ -9,6 +9,8 @@ import trustme
 from botocore.config import Config
 from botocore.exceptions import SSLError
 from botocore.httpsession import URLLib3Session
+import test_matrix
+from conftest import ON
 from ddb_server import DynamoDBShapedServer
 
 from aws_keepalive import patch, settings, trust
@@ -140,7 +142,7 @@ LOADS_PER_NEW_CONNECTION = """
     import os
     import ssl
 
-    import boto3
+    import botocore.session
 
     loaded = []
     original = ssl.SSLContext.load_verify_locations
@@ -152,7 +154,8 @@ LOADS_PER_NEW_CONNECTION = """
     ssl.SSLContext.load_verify_locations = counting
 
     def handler(event, context):
-        ddb = boto3.client("dynamodb", endpoint_url=os.environ["URL"])
+        ddb = botocore.session.get_session().create_client(
+            "dynamodb", region_name="us-east-1", endpoint_url=os.environ["URL"])
         for _ in range(3):
             ddb.list_tables()
             ddb._endpoint.http_session._manager.clear()  # the next call opens a new connection
@@ -172,3 +175,14 @@ def test_switch_loads_aws_ca_bundle_once(run_function, tls_server, env, loads_ex
                        env=dict(env, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
     assert run.result == loads_expected, run
     assert tls_server.connections == 3
+
+
+@pytest.mark.parametrize("version", test_matrix.MATRIX)
+def test_bundled_botocore_loads_bundle_once(version, run_function, tls_server, tmp_path):
+    """A function's own botocore (the matrix versions) also reads AWS_CA_BUNDLE once for three
+    new connections, and still verifies: the call succeeds only because the bundle was loaded."""
+    task, opt = test_matrix._task_and_opt(tmp_path, test_matrix._folder(test_matrix.MINOR, version))
+    run = run_function(LOADS_PER_NEW_CONNECTION, task=task, opt=opt,
+                       env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
+    assert run.result == 1, run
+    assert not [line for line in run.layer_lines if "trust" in line], run.stderr
