@@ -54,6 +54,7 @@ help:
 	@echo "make lint       ruff on all Python, sam validate --lint"
 	@echo "make bench      the hook's startup cost, switch off and on (build/startup.json)"
 	@echo "make bench-aio  what patching aiobotocore costs when the function imports it"
+	@echo "make bench-connect  one new HTTPS connection: stock vs layer vs one-cert floor at Lambda CPU shares (root)"
 	@echo "make coldstart  import boto3 + first client: layer vs the runtime's own copy (build/coldstart.json)"
 	@echo "make coldstart-parts  where the layer's extra cold-start time goes (-X importtime, cProfile)"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
@@ -108,6 +109,12 @@ lock-aio: | $(UV)
 .PHONY: bench-aio
 bench-aio: $(VENV)/test-3.12/bin/python $(foreach n,$(AIO_MATRIX),$(VENV)/aio/3.12/$(n)/.done)
 	$(VENV)/test-3.12/bin/python bench/aio_patch.py --json $(BUILD_DIR)/bench-aio-patch.json $(AIO_MATRIX)
+
+# One new HTTPS connection and a process's first call, stock vs layer (trust.py) vs a one-certificate
+# bundle, each at Lambda CPU shares (MEMORY_SIZES) under a cgroup v1 CPU quota (needs root).
+.PHONY: bench-connect
+bench-connect: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
 .PHONY: test test-hook
 test: test-hook test-build test-lab
