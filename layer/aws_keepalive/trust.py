@@ -55,10 +55,13 @@ def load_once(pool):
     if not ca_certs or getattr(pool, "cert_reqs", None) != "CERT_REQUIRED":
         return
     context = getattr(pool, "conn_kw", {}).get("ssl_context")
-    if context is None or not os.path.isfile(ca_certs):
+    if context is None:
         return
     loaded = getattr(context, LOADED, None)
     if loaded is None:
+        # Checked once per context, not per send: a send that opens no connection pays no stat.
+        if not os.path.isfile(ca_certs):
+            return
         context.load_verify_locations(cafile=ca_certs)
         setattr(context, LOADED, ca_certs)
     elif loaded != ca_certs:
