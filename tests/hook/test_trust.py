@@ -186,3 +186,78 @@ def test_bundled_botocore_loads_bundle_once(version, run_function, tls_server, t
                        env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
     assert run.result == 1, run
     assert not [line for line in run.layer_lines if "trust" in line], run.stderr
+
+
+class ConnectProxy:
+    """An HTTP CONNECT proxy on loopback that pipes the tunnelled TLS bytes both ways."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = "http://127.0.0.1:%d" % self.listener.getsockname()[1]
+        self.tunnels = 0
+        self._threading = threading
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket
+
+        while True:
+            try:
+                client_sock, _ = self.listener.accept()
+            except OSError:
+                return
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += client_sock.recv(4096)
+            host, port = head.split(b" ")[1].decode().rsplit(":", 1)
+            upstream = socket.create_connection(("127.0.0.1", int(port)))
+            self.tunnels += 1
+            client_sock.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            for source, sink in ((client_sock, upstream), (upstream, client_sock)):
+                self._threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+
+    def close(self):
+        self.listener.close()
+
+
+def test_through_a_proxy_bundle_loaded_once_and_still_verified(trust_once, loads, tmp_path):
+    """Through an HTTPS proxy tunnel: one bundle load for three new connections, and a server
+    whose CA is not in the bundle is still rejected."""
+    proxy = ConnectProxy()
+    try:
+        with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
+            session = botocore.session.get_session()
+            make = lambda verify: session.create_client(  # noqa: E731
+                "dynamodb", region_name="us-east-1", endpoint_url=tls.server.url, verify=verify,
+                aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
+                config=Config(proxies={"https": proxy.url},
+                              retries={"max_attempts": 1, "mode": "standard"}))
+            ddb = make(tls.ca_bundle)
+            for _ in range(3):
+                ddb.list_tables()
+            with pytest.raises(SSLError):
+                make(other.ca_bundle).list_tables()
+    finally:
+        proxy.close()
+    assert proxy.tunnels >= 4  # every connection went through the tunnel
+    assert loads.count(tls.ca_bundle) == 1
