@@ -272,9 +272,19 @@ measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 # Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
 # boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
+# RUNTIME_BOTO3: the bundled-kind boto3 version (lab/runtime-sdk/<v>.txt; default: the newest
+# public data point, python3.12's boto3 1.42.97 of Aug 2026). Every lab and coldstart target and
+# test reads it from the environment; another version: make lock-runtime-sdk RUNTIME_BOTO3=<v>,
+# then e.g. make coldstart RUNTIME_BOTO3=<v> (the stand-ins are rebuilt for it).
+RUNTIME_BOTO3 ?= 1.42.97
+export AWS_KEEPALIVE_RUNTIME_BOTO3 := $(RUNTIME_BOTO3)
 LAB_RUNTIME_VENVS := $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py | $(UV)
+$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py FORCE | $(UV)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.runtime_prefix $*
+# Always asked (a no-op when current): the stamp names the boto3 version, which no file date shows;
+# a version without a lock stops there with the command that writes it.
+.PHONY: FORCE
+FORCE:
 
 .PHONY: lab-runtimes lock-lab
 lab-runtimes: $(LAB_RUNTIME_VENVS)
@@ -282,6 +292,15 @@ lab-runtimes: $(LAB_RUNTIME_VENVS)
 lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
 	  -o lab/runtime-requirements.txt
+	$(MAKE) --no-print-directory lock-runtime-sdk
+
+# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 at that version with what it pins and the newest of what
+# it allows (as pip installs it into a runtime image). 1.34.162.txt, the 2024 baseline, was written
+# with urllib3==1.26.20 added, as the lab ran it then.
+.PHONY: lock-runtime-sdk
+lock-runtime-sdk: | $(UV)
+	echo "boto3==$(RUNTIME_BOTO3)" | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
+	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/otel-requirements.in \
 	  -o lab/otel-requirements.txt
 
