@@ -380,15 +380,29 @@ $(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tool
 	tar -xzf $(BOTOCORE_SDIST)/botocore-*.tar.gz -C $(BOTOCORE_SDIST)
 	touch $@
 
-# One interpreter (3.12): the libraries' behaviour beside the layer does not depend on the minor,
-# and the hook itself is tested on every minor by test-hook.
+# The libraries a function runs beside the layer (tests/compat/requirements.txt: X-Ray SDK,
+# Powertools, ddtrace, datadog-lambda, sentry-sdk) with the layer's boto3/botocore, installed as a
+# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/lambda_env.py,
+# awslambdaric) serves. One interpreter, 3.12: the libraries' behaviour beside the layer does not
+# depend on the minor (the hook itself is tested on every minor by test-hook), 3.12 is the one
+# every library ships wheels for, and test-lab already makes its runtime prefix.
+COMPAT_TASK := $(VENV)/compat-task-3.12
+$(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(UV)
+	rm -rf $(COMPAT_TASK)
+	$(UV) pip install -q --target $(COMPAT_TASK) --python $(call need_python,3.12) --require-hashes \
+	  -r tests/compat/requirements.txt -r layer/requirements.txt
+	touch $@
+
 .PHONY: test-compat lock-compat
-test-compat: $(VENV)/test-3.12/bin/python $(BOTOCORE_SDIST)/.done
-	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) \
+test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
+  $(BOTOCORE_SDIST)/.done
+	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/compat || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lock-compat: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes -c layer/requirements.txt \
+	  tests/compat/requirements.in -o tests/compat/requirements.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes --no-deps -c layer/requirements.txt \
 	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \
