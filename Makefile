@@ -289,6 +289,9 @@ lock-lab: | $(UV)
 # `make test`. Its venv holds matplotlib + trustme (lab/demo-requirements.txt, constrained by the
 # layer's pins) and the layer's boto3; the stand-in runtime venv is made on first use.
 DEMO_PY := $(VENV)/demo/bin/python
+# MEMORY_MB: the lab functions' Lambda memory size (demo, soak, bench-throughput): their CPU share
+# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default.
+MEMORY_MB ?= 128
 $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/demo
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/demo
@@ -299,7 +302,8 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 # The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
 DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(FOUND_TESTED_MINORS) 3.12)
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
-	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR)
+	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR) \
+	  --memory-mb $(MEMORY_MB)
 
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
@@ -318,6 +322,7 @@ AIO ?= 0
 .PHONY: soak
 soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
 	$(DEMO_PY) -m lab.soak --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
+	  --memory-mb $(MEMORY_MB) \
 	  --json $(BUILD_DIR)/soak.json --raw $(BUILD_DIR)/soak-raw.json --png $(BUILD_DIR)/soak.png \
 	  $(if $(filter 1,$(AIO)),--aio)
 
@@ -354,7 +359,7 @@ BENCH_CONCURRENCY ?= 32
 .PHONY: bench-throughput
 bench-throughput: lab-deps $(BENCH_PY)
 	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
-	  --concurrency $(BENCH_CONCURRENCY) --json $(BUILD_DIR)/bench-throughput.json
+	  --concurrency $(BENCH_CONCURRENCY) --memory-mb $(MEMORY_MB) --json $(BUILD_DIR)/bench-throughput.json
 
 .PHONY: lock-async
 lock-async: | $(UV)
