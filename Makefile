@@ -59,6 +59,7 @@ help:
 	@echo "make coldstart-parts  where the layer's extra cold-start time goes (-X importtime, cProfile)"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
+	@echo "make test-compat  the layer beside X-Ray SDK, Powertools, ddtrace, sentry, datadog-lambda; botocore's own unit tests"
 	@echo "make clean      remove build outputs and venvs"
 
 # --- bootstrap: uv from a hash-pinned requirement, installed with pip ------------------------
@@ -117,7 +118,7 @@ bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
 .PHONY: test test-hook
-test: test-hook test-build test-lab
+test: test-hook test-build test-lab test-compat
 
 # Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
 test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
@@ -272,9 +273,19 @@ measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 # Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
 # boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
+# RUNTIME_BOTO3: the bundled-kind boto3 version (lab/runtime-sdk/<v>.txt; default: the newest
+# public data point, python3.12's boto3 1.42.97 of Aug 2026). Every lab and coldstart target and
+# test reads it from the environment; another version: make lock-runtime-sdk RUNTIME_BOTO3=<v>,
+# then e.g. make coldstart RUNTIME_BOTO3=<v> (the stand-ins are rebuilt for it).
+RUNTIME_BOTO3 ?= 1.42.97
+export AWS_KEEPALIVE_RUNTIME_BOTO3 := $(RUNTIME_BOTO3)
 LAB_RUNTIME_VENVS := $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py | $(UV)
+$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py FORCE | $(UV)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.runtime_prefix $*
+# Always asked (a no-op when current): the stamp names the boto3 version, which no file date shows;
+# a version without a lock stops there with the command that writes it.
+.PHONY: FORCE
+FORCE:
 
 .PHONY: lab-runtimes lock-lab
 lab-runtimes: $(LAB_RUNTIME_VENVS)
@@ -282,6 +293,15 @@ lab-runtimes: $(LAB_RUNTIME_VENVS)
 lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
 	  -o lab/runtime-requirements.txt
+	$(MAKE) --no-print-directory lock-runtime-sdk
+
+# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 at that version with what it pins and the newest of what
+# it allows (as pip installs it into a runtime image). 1.34.162.txt, the 2024 baseline, was written
+# with urllib3==1.26.20 added, as the lab ran it then.
+.PHONY: lock-runtime-sdk
+lock-runtime-sdk: | $(UV)
+	echo "boto3==$(RUNTIME_BOTO3)" | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
+	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/otel-requirements.in \
 	  -o lab/otel-requirements.txt
 
@@ -369,6 +389,35 @@ lock-async: | $(UV)
 	  -o lab/bench-requirements.txt
 test-lab: $(BENCH_PY)
 
+# --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
+# (targets: test-compat, lock-compat)
+# botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore
+# (tests/compat/botocore-sdist.txt, hash-checked), downloaded by a pinned pip + setuptools
+# (tests/compat/sdist-tools.txt: pip prepares an sdist's metadata with setuptools) and unpacked once.
+BOTOCORE_SDIST := $(VENV)/botocore-sdist
+$(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tools.txt | $(UV)
+	rm -rf $(BOTOCORE_SDIST)
+	$(UV) venv -q --python $(TOOL_PYTHON) $(BOTOCORE_SDIST)/venv
+	$(UV) pip install -q --python $(BOTOCORE_SDIST)/venv/bin/python --require-hashes -r tests/compat/sdist-tools.txt
+	$(BOTOCORE_SDIST)/venv/bin/python -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
+	  --require-hashes -r tests/compat/botocore-sdist.txt -d $(BOTOCORE_SDIST)
+	tar -xzf $(BOTOCORE_SDIST)/botocore-*.tar.gz -C $(BOTOCORE_SDIST)
+	touch $@
+
+# One interpreter (3.12): the libraries' behaviour beside the layer does not depend on the minor,
+# and the hook itself is tested on every minor by test-hook.
+.PHONY: test-compat lock-compat
+test-compat: $(VENV)/test-3.12/bin/python $(BOTOCORE_SDIST)/.done
+	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) \
+	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/compat || rc=$$?; \
+	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+lock-compat: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes --no-deps -c layer/requirements.txt \
+	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \
+	  -o tests/compat/sdist-tools.txt
+
 # --- locks ------------------------------------------------------------------------------------
 .PHONY: lock
 lock: | $(UV)
@@ -383,7 +432,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat
 
 .PHONY: clean
 clean:

@@ -4,6 +4,9 @@ against DynamoDB Local over TLS, behind an emulated RTT and a NAT that forgets i
 What runs (everything on this machine, nothing reaches AWS):
 
 * DynamoDB Local (a JVM) behind the lab's TLS front, one table.
+* Configurations: no layer (the runtime-kind boto3, lab/runtime_prefix.py: RUNTIME_BOTO3), no
+  layer with AWS's own ``BOTOCORE_TCP_KEEPALIVE=true`` (lab.function_net.AWS_SWITCH_ENV; shown as
+  "not run" when the runtime-kind botocore predates it), the layer switched off, and on.
 * Per configuration *and* handler, its own network (lab.function_net): a NAT namespace in reset mode
   with the idle timeout scaled down from 350 s, and a Netem hop adding the RTT. Own networks keep
   connection counts (Netem's accepted connections) per configuration.
@@ -41,11 +44,12 @@ from typing import Optional
 
 from lab import cpu_share, driver, nat
 from lab.dynamodb import DynamoDBLocal
-from lab.function_net import (NAT_TIMEOUT_S, DEFAULTS, CountingFunction, FunctionNetwork, create_table, keepalive_env,
-                              lab_client, run_gaps, scaled_timers)
+from lab.function_net import (AWS_SWITCH_ENV, NAT_TIMEOUT_S, DEFAULTS, CountingFunction, FunctionNetwork,
+                              aws_switch_missing, create_table, keepalive_env, lab_client, run_gaps, scaled_timers)
 from lab.lambda_env import PYTHON_MINORS, extract_layer, runtime_python
 from lab.progress import Progress
 from lab.trust_store import certificates
+from lab.runtime_prefix import runtime_botocore
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "put_item"
@@ -63,10 +67,13 @@ class Config:
     on: bool
     no_packets: bool = False  # gap phase with nothing leaving the namespace (nat.freeze)
     steady: bool = True
+    env: dict = field(default_factory=dict)  # more of the function's variables
 
 
+AWS_SWITCH = Config("aws", "no layer, BOTOCORE_TCP_KEEPALIVE=true", layer=False, on=False, env=AWS_SWITCH_ENV)
 CONFIGS = [
     Config("none", "no layer", layer=False, on=False),
+    AWS_SWITCH,
     Config("off", "layer, switch off", layer=True, on=False),
     Config("on", "layer on", layer=True, on=True),
 ]
@@ -96,7 +103,7 @@ def call_ms(record) -> Optional[float]:
 
 def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dict, args, offset: float,
             stop: threading.Event, progress: Progress) -> None:
-    env = keepalive_env(on=run.config.on, **timers, debug=False)
+    env = {**keepalive_env(on=run.config.on, **timers, debug=False), **run.config.env}
     try:
         run.phase = "cold start"
         progress.show(run.phase, run.config.name)
@@ -187,10 +194,16 @@ def main(argv=None) -> int:
     timers = scaled_timers(args.nat_timeout)
     scale = args.nat_timeout / NAT_TIMEOUT_S
     configs = CONFIGS + ([NO_PACKETS] if args.no_packets else [])
+    botocore = runtime_botocore(args.python)
+    not_run = {}
+    if aws_switch_missing(botocore):
+        not_run[AWS_SWITCH.label] = aws_switch_missing(botocore)
+        configs.remove(AWS_SWITCH)
     print("Lab: DynamoDB Local over TLS, RTT %.1f ms (Netem), NAT in reset mode, CPython %s stand-in"
           % (args.rtt_ms, args.python))
     print("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota; 1769 MB = 1 vCPU)"
           % (args.memory_mb, 100 * cpu_share.share(args.memory_mb)))
+    print("No layer = the runtime-kind botocore %s (RUNTIME_BOTO3)" % botocore)
     print("Time scale: NAT idle timeout 350 s -> %d s (x%.4f); gaps of %.1f s stand for %.0f s"
           % (args.nat_timeout, scale, args.gap, args.gap / scale))
     print("Layer timers scaled the same way (whole seconds, kernel minimum 1): "
@@ -243,7 +256,7 @@ def main(argv=None) -> int:
     failed = [r for r in runs if r.error is not None]
     for r in failed:
         print("%s / %s failed: %r" % (r.config.name, r.handler, r.error), file=sys.stderr)
-    print_tables(runs, HANDLERS, call_ms)
+    print_tables(runs, HANDLERS, call_ms, not_run)
     plot(runs, HANDLERS, call_ms, args, Path(args.png))
     print("Plot: %s" % args.png)
     print("Total %.0f s" % (time.monotonic() - started))

@@ -43,6 +43,25 @@ _hostnames_lock = threading.Lock()
 NAT_TIMEOUT_S = 350
 DEFAULTS = {"idle": 60, "interval": 10, "count": 3, "max_idle": 300}
 
+# AWS's own switch, the anchor the demo and the soak run beside the layer: botocore 1.42.29+ reads
+# BOTOCORE_TCP_KEEPALIVE=true (botocore PR #3579) and sets SO_KEEPALIVE alone, so the kernel's
+# timers apply (first probe after 7200 s, sysctl net.ipv4.tcp_keepalive_time), and it replaces no
+# pooled connection. Nothing of ours runs in that configuration.
+AWS_SWITCH_ENV = {"BOTOCORE_TCP_KEEPALIVE": "true"}
+AWS_SWITCH_SINCE = "1.42.29"
+
+
+def aws_switch_missing(botocore_version: str) -> Optional[str]:
+    """None when that botocore reads BOTOCORE_TCP_KEEPALIVE; else the sentence a report shows in the
+    configuration's place (the variable would be silently ignored: numbers would be "no layer" again)."""
+    def key(version):
+        return tuple(int(part) for part in version.split(".")[:3])
+
+    if key(botocore_version) >= key(AWS_SWITCH_SINCE):
+        return None
+    return "not run: the runtime-kind botocore %s predates BOTOCORE_TCP_KEEPALIVE (%s+)" % (
+        botocore_version, AWS_SWITCH_SINCE)
+
 
 def scaled_timers(nat_timeout_s: int) -> dict:
     """The layer's defaults scaled by ``nat_timeout_s / 350``, as whole seconds >= 1 (the kernel's

@@ -10,6 +10,10 @@ What runs (everything on this machine):
   the scaled-down 350 s, and a Netem hop that also plays the endpoint closing idle connections
   itself (a FIN after ``ENDPOINT_IDLE_T`` x T, as DynamoDB Local does after 30 s and S3 is said
   to after ~20 s).
+* Configurations: no layer (the runtime-kind boto3, RUNTIME_BOTO3), no layer with AWS's own
+  ``BOTOCORE_TCP_KEEPALIVE=true`` ("no-layer-aws-switch", lab.function_net.AWS_SWITCH_ENV; not run,
+  and said so, when the runtime-kind botocore predates it), the layer on, and the layer on with no
+  packet leaving the frozen environment.
 * Per configuration one execution environment (lab.lambda_env, CPython 3.12) at ``--memory-mb``'s
   CPU share with a real-size trust store (as make demo: lab/cpu_share.py, lab/trust_store.py) running
   lab/soak_task/soak_threads.py: each invocation 1-64 checked puts over 1-32 threads on one
@@ -34,16 +38,18 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from lab import cpu_share, nat
 from lab.driver import sleep_until
 from lab.dynamodb import DynamoDBLocal
-from lab.function_net import FunctionNetwork, create_table, keepalive_env, lab_client, scaled_timers
+from lab.function_net import (AWS_SWITCH_ENV, FunctionNetwork, aws_switch_missing, create_table, keepalive_env,
+                              lab_client, scaled_timers)
 from lab.lambda_env import extract_layer, runtime_python
 from lab.progress import Progress
+from lab.runtime_prefix import runtime_botocore
 from lab.soak_chaos import schedule
 from lab.tls_front import TLSFront
 
@@ -63,10 +69,13 @@ class Configuration:
     layer: bool
     no_packets: bool
     workload: str = "threads"
+    env: dict = field(default_factory=dict)  # more of the function's variables
 
 
+AWS_SWITCH = Configuration("no-layer-aws-switch", layer=False, no_packets=False, env=AWS_SWITCH_ENV)
 CONFIGURATIONS = [
     Configuration("no-layer", layer=False, no_packets=False),
+    AWS_SWITCH,
     Configuration("layer-on", layer=True, no_packets=False),
     Configuration("layer-on-nopkt", layer=True, no_packets=True),
 ]
@@ -191,7 +200,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             networks[config.name] = network
             network.netem.idle_timeout = ENDPOINT_IDLE_T * nat_timeout
             network.netem.idle_action = "fin"
-            env = keepalive_env(on=config.layer, **timers, debug=False)
+            env = {**keepalive_env(on=config.layer, **timers, debug=False), **config.env}
             task = (tasks or {}).get(config.workload, TASK)
             fn = network.function(task, WORKLOADS[config.workload], table=TABLE, python=PYTHON,
                                   opt=opt if config.layer else None, env=env, memory_mb=memory_mb)
@@ -315,6 +324,10 @@ def main(argv=None) -> int:
     try:
         opt = extract_layer(args.zip, workdir / "opt")
         configurations = CONFIGURATIONS + (AIO_CONFIGURATIONS if args.aio else [])
+        not_run = aws_switch_missing(runtime_botocore(PYTHON))
+        if not_run:
+            configurations.remove(AWS_SWITCH)
+            print("%s: %s" % (AWS_SWITCH.name, not_run), flush=True)
         tasks = {"aio": aio_task()} if args.aio else {}
         print("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota); trust store: "
               "the SDK's default bundle + the lab CA" % (args.memory_mb, 100 * cpu_share.share(args.memory_mb)),
@@ -326,10 +339,15 @@ def main(argv=None) -> int:
         progress.close()
         shutil.rmtree(workdir, ignore_errors=True)
     report = build_report(raw)
+    report["runtime_botocore"] = runtime_botocore(PYTHON)
+    if not_run:
+        report["not_run"] = {AWS_SWITCH.name: not_run}
     for path, data in ((args.raw, raw), (args.json, report)):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(data, indent=1) + "\n")
     print_table(report)
+    if not_run:
+        print("| %s | %s |" % (AWS_SWITCH.name, not_run))
     print("Wrote %s (raw data: %s)" % (args.json, args.raw))
     if args.png:
         try:
