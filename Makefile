@@ -218,10 +218,13 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 
 # Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
 # this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
+# COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
+COLDSTART_MEMORY_MB ?=
 .PHONY: coldstart coldstart-parts
 coldstart: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
+	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p))) \
+	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB))
 coldstart-parts: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
 	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
