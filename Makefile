@@ -233,10 +233,13 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 
 # Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
 # this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
+# COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
+COLDSTART_MEMORY_MB ?=
 .PHONY: coldstart coldstart-parts
 coldstart: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
+	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p))) \
+	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB))
 coldstart-parts: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
 	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
@@ -326,6 +329,9 @@ lock-runtime-sdk: | $(UV)
 # `make test`. Its venv holds matplotlib + trustme (lab/demo-requirements.txt, constrained by the
 # layer's pins) and the layer's boto3; the stand-in runtime venv is made on first use.
 DEMO_PY := $(VENV)/demo/bin/python
+# MEMORY_MB: the lab functions' Lambda memory size (demo, soak, bench-throughput): their CPU share
+# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default.
+MEMORY_MB ?= 128
 $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/demo
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/demo
@@ -336,7 +342,8 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 # The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
 DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(FOUND_TESTED_MINORS) 3.12)
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
-	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR)
+	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR) \
+	  --memory-mb $(MEMORY_MB)
 
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
@@ -355,6 +362,7 @@ AIO ?= 0
 .PHONY: soak
 soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
 	$(DEMO_PY) -m lab.soak --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
+	  --memory-mb $(MEMORY_MB) \
 	  --json $(BUILD_DIR)/soak.json --raw $(BUILD_DIR)/soak-raw.json --png $(BUILD_DIR)/soak.png \
 	  $(if $(filter 1,$(AIO)),--aio)
 
@@ -391,7 +399,7 @@ BENCH_CONCURRENCY ?= 32
 .PHONY: bench-throughput
 bench-throughput: lab-deps $(BENCH_PY)
 	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
-	  --concurrency $(BENCH_CONCURRENCY) --json $(BUILD_DIR)/bench-throughput.json
+	  --concurrency $(BENCH_CONCURRENCY) --memory-mb $(MEMORY_MB) --json $(BUILD_DIR)/bench-throughput.json
 
 .PHONY: lock-async
 lock-async: | $(UV)
@@ -416,15 +424,29 @@ $(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tool
 	tar -xzf $(BOTOCORE_SDIST)/botocore-*.tar.gz -C $(BOTOCORE_SDIST)
 	touch $@
 
-# One interpreter (3.12): the libraries' behaviour beside the layer does not depend on the minor,
-# and the hook itself is tested on every minor by test-hook.
+# The libraries a function runs beside the layer (tests/compat/requirements.txt: X-Ray SDK,
+# Powertools, ddtrace, datadog-lambda, sentry-sdk) with the layer's boto3/botocore, installed as a
+# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/lambda_env.py,
+# awslambdaric) serves. One interpreter, 3.12: the libraries' behaviour beside the layer does not
+# depend on the minor (the hook itself is tested on every minor by test-hook), 3.12 is the one
+# every library ships wheels for, and test-lab already makes its runtime prefix.
+COMPAT_TASK := $(VENV)/compat-task-3.12
+$(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(UV)
+	rm -rf $(COMPAT_TASK)
+	$(UV) pip install -q --target $(COMPAT_TASK) --python $(call need_python,3.12) --require-hashes \
+	  -r tests/compat/requirements.txt -r layer/requirements.txt
+	touch $@
+
 .PHONY: test-compat lock-compat
-test-compat: $(VENV)/test-3.12/bin/python $(BOTOCORE_SDIST)/.done
-	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) \
+test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
+  $(BOTOCORE_SDIST)/.done
+	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/compat || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lock-compat: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes -c layer/requirements.txt \
+	  tests/compat/requirements.in -o tests/compat/requirements.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes --no-deps -c layer/requirements.txt \
 	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \

@@ -30,6 +30,7 @@ import time
 from typing import Any, Optional, Sequence
 
 from lab.driver import sleep_until
+from lab.trust_store import sdk_bundle_with
 from lab.lambda_env import BASE_ENV, Invocation, LambdaFunction
 from lab.nat import NatNamespace
 from lab.netem import Netem
@@ -149,13 +150,15 @@ class FunctionNetwork:
         return "https://%s:%d" % (self.nat.host_address, self.netem.port)
 
     def function_env(self, table: str) -> dict:
-        """Variables the example handler needs: table, endpoint (no code change), CA to trust."""
+        """Variables the example handler needs: table, endpoint (no code change), CAs to trust:
+        a real-size trust store, the SDK's default bundle with the lab CA added (lab/trust_store.py)."""
         return {"TABLE_NAME": table, "AWS_ENDPOINT_URL_DYNAMODB": self.endpoint_url,
-                "AWS_CA_BUNDLE": self.ddb.ca_bundle_path}
+                "AWS_CA_BUNDLE": sdk_bundle_with(self.ddb.ca_bundle_path)}
 
     def function(self, task_root, handler: str, *, table: str, env: Optional[dict] = None,
                  **kwargs) -> LambdaFunction:
-        """A LambdaFunction running inside the namespace (not started; use ``with``)."""
+        """A LambdaFunction running inside the namespace (not started; use ``with``); ``kwargs`` go to
+        LambdaFunction (e.g. ``memory_mb``: the CPU share and AWS_LAMBDA_FUNCTION_MEMORY_SIZE)."""
         return LambdaFunction(task_root, handler, env={**self.function_env(table), **(env or {})},
                               prefix=self.nat.command([]), api_sock_factory=self.nat.socket, **kwargs)
 

@@ -14,7 +14,8 @@ What runs (everything on this machine):
   ``BOTOCORE_TCP_KEEPALIVE=true`` ("no-layer-aws-switch", lab.function_net.AWS_SWITCH_ENV; not run,
   and said so, when the runtime-kind botocore predates it), the layer on, and the layer on with no
   packet leaving the frozen environment.
-* Per configuration one execution environment (lab.lambda_env, CPython 3.12) running
+* Per configuration one execution environment (lab.lambda_env, CPython 3.12) at ``--memory-mb``'s
+  CPU share with a real-size trust store (as make demo: lab/cpu_share.py, lab/trust_store.py) running
   lab/soak_task/soak_threads.py: each invocation 1-64 checked puts over 1-32 threads on one
   module-level client.
 * Rounds from lab.soak_chaos (one seed, the same for every configuration): an idle gap of
@@ -29,6 +30,7 @@ What runs (everything on this machine):
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import random
 import shutil
@@ -40,12 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from lab import nat
+from lab import cpu_share, nat
 from lab.driver import sleep_until
 from lab.dynamodb import DynamoDBLocal
 from lab.function_net import (AWS_SWITCH_ENV, FunctionNetwork, aws_switch_missing, create_table, keepalive_env,
                               lab_client, scaled_timers)
 from lab.lambda_env import extract_layer, runtime_python
+from lab.progress import Progress
 from lab.runtime_prefix import runtime_botocore
 from lab.soak_chaos import schedule
 from lab.tls_front import TLSFront
@@ -172,14 +175,18 @@ def audit(backend: Backend, prefixes: dict) -> dict:
 
 
 def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=print,
-             configurations: tuple = tuple(CONFIGURATIONS), tasks: Optional[dict] = None) -> dict:
-    """The whole soak; returns the raw data (see lab.soak_report.build_report)."""
+             configurations: tuple = tuple(CONFIGURATIONS), tasks: Optional[dict] = None,
+             memory_mb: Optional[int] = None, progress: Optional[Progress] = None) -> dict:
+    """The whole soak; returns the raw data (see lab.soak_report.build_report). ``memory_mb``: the
+    functions' memory size (CPU share), None = full CPU. ``progress``: the status line, if any."""
     timers = scaled_timers(nat_timeout)
     rounds = schedule(seed, duration_s, nat_timeout)
+    progress = progress if progress is not None else Progress("soak", stream=io.StringIO())  # silent
     backend = Backend()
     networks: dict = {}
     functions: dict = {}
     raw = {"seed": seed, "duration_s": duration_s, "nat_timeout_s": nat_timeout, "timers": timers,
+           "memory_mb": memory_mb,
            "endpoint_idle_s": ENDPOINT_IDLE_T * nat_timeout, "invocations": [], "warm_up": [],
            "restarts": [], "modes": [], "rounds": []}
     run_id = "%d-%d" % (seed, int(time.time()))
@@ -188,6 +195,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
         backend.start()
         create_table(backend, TABLE)
         for config in configurations:
+            progress.show("cold start", config.name)
             network = FunctionNetwork(backend, nat_timeout=nat_timeout, mode=rounds[0].nat_mode).start()
             networks[config.name] = network
             network.netem.idle_timeout = ENDPOINT_IDLE_T * nat_timeout
@@ -195,7 +203,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             env = {**keepalive_env(on=config.layer, **timers, debug=False), **config.env}
             task = (tasks or {}).get(config.workload, TASK)
             fn = network.function(task, WORKLOADS[config.workload], table=TABLE, python=PYTHON,
-                                  opt=opt if config.layer else None, env=env)
+                                  opt=opt if config.layer else None, env=env, memory_mb=memory_mb)
             functions[config.name] = fn.start()
         log("Soak: %d s, seed %d, NAT timeout T=%d s (350 s scaled), endpoint closes idle "
             "connections after %.1f s; layer timers %s" % (duration_s, seed, nat_timeout,
@@ -208,6 +216,9 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             """One invocation of ``config``'s function (thawed for it when no packet may leave it
             between invocations); returns it and its record (gap since the previous one, if any)."""
             network, fn = networks[config.name], functions[config.name]
+            phase = "warm-up" if round_index < 0 else "round %d, %.0f/%.0f s" % (
+                round_index, time.monotonic() - (deadline - duration_s), duration_s)
+            progress.show(phase, config.name)
             if config.no_packets and network.nat.frozen:
                 network.nat.thaw()
             begin = time.monotonic()
@@ -218,6 +229,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             if config.no_packets:
                 network.nat.freeze()
             last_end[config.name] = time.monotonic()
+            progress.step(phase, config.name)
             return record, entry
 
         for config in configurations:
@@ -241,6 +253,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
                 back = backend.restart(chaos.restart)
                 raw["restarts"].append({"kind": chaos.restart, "t": began, "back": back})
                 log("  round %d: restarted %s (%.1f s)" % (chaos.index, chaos.restart, back - began))
+            progress.show("round %d: gap %.1f s" % (chaos.index, chaos.gap_s), "all frozen")
             sleep_until(gap_start + chaos.gap_s)
             turn = chaos.index % len(configurations)
             order = configurations[turn:] + configurations[:turn]
@@ -254,6 +267,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             log("  round %d: gap %.1f s, %s, %d puts / %d threads: %s" % (
                 chaos.index, chaos.gap_s, chaos.nat_mode, chaos.puts, chaos.threads,
                 ", ".join("%s %s" % (i["configuration"], _summary(i)) for i in done)))
+        progress.show("audit", "the whole table")
         raw["ended"] = time.time()
         for network in networks.values():
             network.nat.thaw()
@@ -289,6 +303,8 @@ def parse_args(argv):
     p.add_argument("--raw", default=str(REPO / "build" / "soak-raw.json"))
     p.add_argument("--png", default=str(REPO / "build" / "soak.png"), help="'' for no plot")
     p.add_argument("--aio", action="store_true", help="also the aiobotocore variant")
+    p.add_argument("--memory-mb", type=int, default=128,
+                   help="the functions' memory size: CPU share (1769 MB = 1 vCPU), default 128")
     return p.parse_args(argv)
 
 
@@ -304,6 +320,7 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
     runtime_python(PYTHON)
     workdir = Path(tempfile.mkdtemp(prefix="lab-soak-opt-"))
+    progress = Progress("soak %d MB, seed %d" % (args.memory_mb, seed))
     try:
         opt = extract_layer(args.zip, workdir / "opt")
         configurations = CONFIGURATIONS + (AIO_CONFIGURATIONS if args.aio else [])
@@ -312,10 +329,14 @@ def main(argv=None) -> int:
             configurations.remove(AWS_SWITCH)
             print("%s: %s" % (AWS_SWITCH.name, not_run), flush=True)
         tasks = {"aio": aio_task()} if args.aio else {}
+        print("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota); trust store: "
+              "the SDK's default bundle + the lab CA" % (args.memory_mb, 100 * cpu_share.share(args.memory_mb)),
+              flush=True)
         raw = run_soak(duration_s=args.duration, seed=seed, nat_timeout=args.nat_timeout, opt=opt,
-                       log=lambda line: print(line, flush=True),
-                       configurations=tuple(configurations), tasks=tasks)
+                       log=progress.print, configurations=tuple(configurations), tasks=tasks,
+                       memory_mb=args.memory_mb, progress=progress)
     finally:
+        progress.close()
         shutil.rmtree(workdir, ignore_errors=True)
     report = build_report(raw)
     report["runtime_botocore"] = runtime_botocore(PYTHON)

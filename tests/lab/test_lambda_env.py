@@ -233,3 +233,26 @@ def test_missing_exec_wrapper_is_an_error(tmp_path, task):
     """A wrapper that does not exist fails before the interpreter starts, as the runtime's bootstrap does."""
     with pytest.raises(RuntimeError, match="EXEC_WRAPPER"):
         LambdaFunction(task, "fn.handler", opt=tmp_path, env={"AWS_LAMBDA_EXEC_WRAPPER": "/opt/nope"}).start()
+
+
+QUOTA = """
+    import os
+
+    def handler(event, context):
+        line = [l for l in open("/proc/self/cgroup") if ":cpu," in l or ":cpu:" in l or ",cpu," in l][0]
+        folder = "/sys/fs/cgroup/cpu" + line.strip().split(":", 2)[2]
+        return {"memory": os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"], "folder": folder,
+                "quota": open(folder + "/cpu.cfs_quota_us").read().strip(),
+                "period": open(folder + "/cpu.cfs_period_us").read().strip()}
+"""
+
+
+def test_memory_size_sets_the_cpu_share_and_the_variable(tmp_path):
+    """memory_mb=512: the runtime process sits in a cgroup with 512/1769 of a 100 ms period and
+    sees AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512; the cgroup is gone once the function stops."""
+    with LambdaFunction(write_task(tmp_path / "task", fn=QUOTA), "fn.handler", memory_mb=512) as fn:
+        record = fn.invoke({})
+        assert record.ok, record.outcome
+    assert record.result["memory"] == "512"
+    assert (record.result["quota"], record.result["period"]) == ("28942", "100000")
+    assert not os.path.exists(record.result["folder"])
