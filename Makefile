@@ -55,7 +55,7 @@ help:
 	@echo "make bench      the hook's startup cost, switch off and on (build/startup.json)"
 	@echo "make bench-aio  what patching aiobotocore costs when the function imports it"
 	@echo "make bench-connect  one new HTTPS connection: stock vs layer vs one-cert floor at Lambda CPU shares (root)"
-	@echo "make coldstart  import boto3 + first client: layer vs the runtime's own copy (build/coldstart.json)"
+	@echo "make coldstart  import boto3 + first client: runtime-kind copy vs hook flavor vs full layer (build/coldstart.json)"
 	@echo "make coldstart-parts  where the layer's extra cold-start time goes (-X importtime, cProfile)"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
@@ -231,13 +231,15 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/build || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-# Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
-# this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
+# Cold start against the runtime-kind boto3 (the lab's stand-in runtimes, RUNTIME_BOTO3), the full
+# layer and the hook flavor read-only: per CPython this machine has, prints the table and writes
+# build/coldstart.json; coldstart-parts: where the full layer's gap goes.
 # COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
 COLDSTART_MEMORY_MB ?=
 .PHONY: coldstart coldstart-parts
-coldstart: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
+coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
+	  --json $(BUILD_DIR)/coldstart.json \
 	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p))) \
 	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB))
 coldstart-parts: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
