@@ -38,7 +38,7 @@ into its standard library that a plain prefix must not inherit from it:
 A stamp with the lock's sha256 (and this layout's version) says whether it is current; a file lock
 keeps parallel callers (tests, the Makefile) from building it twice.
 
-Usage: python -m lab.runtime_prefix 3.12 [3.13 ...]   (prints each interpreter's path)
+Usage: python -m lab.runtime_prefix 3.12 [3.13 ...] [3.13-ric40 ...]   (prints each interpreter's path)
 """
 
 import fcntl
@@ -53,6 +53,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LOCK_FILE = REPO / "lab" / "runtime-requirements.txt"
+# Variants of the runtime's site-packages, by name (``ensure(minor, variant)``): awslambdaric 4.0.x
+# instead of the pinned 4.2.x, for Lambda Managed Instances (a runtime may ship either).
+VARIANT_LOCKS = {"ric40": REPO / "lab" / "runtime-requirements-ric40.txt"}
 VENV_ROOT = REPO / ".venv"
 UV = VENV_ROOT / "uv" / "bin" / "uv"
 # Entries of the base's stdlib folder not linked into the prefix: its site-packages (the prefix has
@@ -62,8 +65,8 @@ SITE_PACKAGES_PTH = "lambda-runtime-site-packages.pth"
 LAYOUT = "plain-prefix-2"  # bump when the layout changes: old stand-ins are rebuilt
 
 
-def stamp_text() -> str:
-    return "%s %s\n" % (hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest(), LAYOUT)
+def stamp_text(lock_file: Path = LOCK_FILE) -> str:
+    return "%s %s\n" % (hashlib.sha256(lock_file.read_bytes()).hexdigest(), LAYOUT)
 
 
 def base_python(minor: str) -> Path:
@@ -78,18 +81,21 @@ def base_python(minor: str) -> Path:
     return Path(found)
 
 
-def ensure(minor: str) -> Path:
-    """The stand-in interpreter for a CPython minor (``.venv/lambda-X.Y/bin/python``), made on first use."""
-    prefix = VENV_ROOT / ("lambda-" + minor)
+def ensure(minor: str, variant: str = "") -> Path:
+    """The stand-in interpreter for a CPython minor (``.venv/lambda-X.Y/bin/python``), made on first use;
+    with a ``variant`` of VARIANT_LOCKS, ``.venv/lambda-X.Y-<variant>`` holding that lock instead."""
+    name = "lambda-" + minor + ("-" + variant if variant else "")
+    lock_file = VARIANT_LOCKS[variant] if variant else LOCK_FILE
+    prefix = VENV_ROOT / name
     python = prefix / "bin" / "python"
     stamp = prefix / ".lab-lock-sha256"
-    text = stamp_text()
+    text = stamp_text(lock_file)
 
     def make() -> None:
-        build(base_python(minor), minor, prefix)
+        build(base_python(minor), minor, prefix, lock_file)
         stamp.write_text(text)
 
-    _once(VENV_ROOT / (".lambda-" + minor + ".lock"),
+    _once(VENV_ROOT / ("." + name + ".lock"),
           lambda: python.exists() and stamp.exists() and stamp.read_text() == text, make)
     return python
 
@@ -142,9 +148,9 @@ def site_packages(prefix: Path, minor: str) -> Path:
     return Path(prefix) / "lib" / ("python" + minor) / "site-packages"
 
 
-def build(base: Path, minor: str, prefix: Path) -> Path:
+def build(base: Path, minor: str, prefix: Path, lock_file: Path = LOCK_FILE) -> Path:
     """Make ``prefix`` a plain CPython prefix from the interpreter ``base`` (of that minor) holding
-    lab/runtime-requirements.txt in its own site-packages; returns its ``bin/python``."""
+    ``lock_file`` (lab/runtime-requirements.txt) in its own site-packages; returns its ``bin/python``."""
     base = base.resolve()  # .../versions/3.12.1/bin/python3.12 or /usr/bin/python3.11
     base_stdlib = base.parents[1] / "lib" / ("python" + minor)
     shutil.rmtree(prefix, ignore_errors=True)
@@ -161,7 +167,7 @@ def build(base: Path, minor: str, prefix: Path) -> Path:
     packages.mkdir()
     python = prefix / "bin" / "python"
     _reach_site_packages(python, packages)
-    _uv_install(python, packages, LOCK_FILE)
+    _uv_install(python, packages, lock_file)
     return python
 
 
@@ -181,4 +187,4 @@ def _reach_site_packages(python: Path, site_packages: Path) -> None:
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:
-        print(ensure(name))
+        print(ensure(*name.split("-", 1)))
