@@ -27,6 +27,9 @@ the first ``--warmup`` rounds are dropped; medians are reported, and beside them
 least disturbed run: on a machine shared with other work the minimum compares code paths best).
 
 Read-only: on Lambda /opt and the runtime are read-only, so nothing compiled at import is cached.
+``--memory-mb N`` runs every child at that Lambda memory size's CPU share (a cgroup CPU quota,
+lab/cpu_share.py; 1769 MB = 1 vCPU), as the function's init would run on Lambda; default: full CPU.
+
 All trees live under one folder that is bind-mounted read-only in a private mount namespace
 (``unshare -m``, needs root; chmod would not stop root).  Without unshare the children run with
 PYTHONDONTWRITEBYTECODE=1, which has the same effect on Python.  Afterwards the script checks that
@@ -167,11 +170,17 @@ def child_env(*extras):
     return env
 
 
-def measure(python, minor, variant, root, url, extra_env):
+def measure(python, minor, variant, root, url, extra_env, memory_mb=None):
     path, layer, boto3_root, switch = child_setup(root, minor, variant)
     env = child_env(switch, extra_env)
     code = CHILD % {"path": path, "layer": layer, "url": url, "boto3_root": boto3_root}
-    completed = subprocess.run([python, "-s", "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    command = [python, "-s", "-c", code]
+    if memory_mb is None:
+        completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    else:
+        from lab import cpu_share
+
+        completed = cpu_share.run(command, memory_mb, capture_output=True, text=True, env=env, timeout=600)
     if completed.returncode != 0:
         raise SystemExit("coldstart: %s %s failed:\n%s" % (minor, variant, completed.stderr))
     client_ms, call_ms = completed.stdout.split()
@@ -187,8 +196,9 @@ def sdk_versions(root, minor):
 
 def run(args, pythons, root, extra_env, mode):
     before = count_pyc(root)
-    print("read-only model: %s; median of %d rounds (after %d warm-up), fresh interpreter each"
-          % (mode, args.runs, args.warmup))
+    print("read-only model: %s; median of %d rounds (after %d warm-up), fresh interpreter each; %s"
+          % (mode, args.runs, args.warmup, "full CPU" if args.memory_mb is None else
+             "each child at %d MB's CPU share (cgroup quota)" % args.memory_mb))
     server_class = load_ddb_server()
     rows = []
     with server_class() as server:
@@ -196,7 +206,7 @@ def run(args, pythons, root, extra_env, mode):
             samples = {variant: [] for variant in VARIANTS}
             for index in range(args.warmup + args.runs):
                 for variant in VARIANTS:
-                    result = measure(python, minor, variant, root, server.url, extra_env)
+                    result = measure(python, minor, variant, root, server.url, extra_env, args.memory_mb)
                     if index >= args.warmup:
                         samples[variant].append(result)
             runtime_sdk, layer_sdk = sdk_versions(root, minor)
@@ -244,6 +254,7 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--json", help="write the rows here (make coldstart: build/coldstart.json)")
+    parser.add_argument("--memory-mb", type=int, help="run each child at this memory size's CPU share")
     parser.add_argument("--inside", help=argparse.SUPPRESS)  # set when re-executed under unshare
     args = parser.parse_args(argv)
     pythons = parse_pythons(args.python)
@@ -266,13 +277,15 @@ def main(argv=None):
                 command += ["--python=%s=%s" % pair for pair in pythons]
                 if args.json:
                     command += ["--json", os.path.abspath(args.json)]
+                if args.memory_mb is not None:
+                    command += ["--memory-mb", str(args.memory_mb)]
                 subprocess.run(["unshare", "-m", *command], check=True)
                 return
             rows = run(args, pythons, root, {"PYTHONDONTWRITEBYTECODE": "1"}, "PYTHONDONTWRITEBYTECODE=1")
         finally:
             shutil.rmtree(root, ignore_errors=True)
     if args.json:
-        write_rows(args.json, rows)
+        write_rows(args.json, rows, memory_mb=args.memory_mb)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from lab import runtime_prefix
+from lab import cpu_share, runtime_prefix
 from lab.output_capture import OutputCapture
 from lab.runtime_api import Outcome, RuntimeApi, Timings
 
@@ -259,13 +259,17 @@ class LambdaFunction:
     returns once every worker waits; ``invoke_burst`` sends invocations that run at the same time.
     variant: the runtime's site-packages (runtime_python), e.g. "ric40" for awslambdaric 4.0.x.
     dispatch: which waiting worker gets an invocation (lab/runtime_api.py: "lifo" or "fifo").
+    memory_mb: the function's memory size: AWS_LAMBDA_FUNCTION_MEMORY_SIZE, and the process runs
+    in a cgroup CPU quota of that size's share of one vCPU (lab/cpu_share.py; 1769 MB = 1 vCPU), as
+    Lambda throttles it. None: unthrottled (BASE_ENV's 128 stays in the environment).
     """
 
     def __init__(self, task_root, handler: str, *, python: str = "3.12", opt=None, real_opt: bool = False,
                  env: Optional[dict] = None, prefix: Sequence[str] = (), api_host: str = "127.0.0.1",
                  api_sock_factory=None,
                  observe: bool = True, freeze: bool = True, workdir=None, init_timeout: float = 30.0,
-                 max_concurrency: Optional[int] = None, variant: str = "", dispatch: str = "lifo"):
+                 max_concurrency: Optional[int] = None, variant: str = "", dispatch: str = "lifo",
+                 memory_mb: Optional[int] = None):
         self.task_root = Path(task_root).resolve()
         self.handler = handler
         self.python = python
@@ -281,6 +285,8 @@ class LambdaFunction:
         self.dispatch = dispatch
         self.freeze_between = freeze and max_concurrency is None  # Managed Instances never freeze
         self.init_timeout = init_timeout
+        self.memory_mb = memory_mb
+        self._quota: Optional[cpu_share.Quota] = None
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="lab-lambda-"))
         self.api: Optional[RuntimeApi] = None
@@ -340,6 +346,8 @@ class LambdaFunction:
         if self.max_concurrency is not None:
             env["AWS_LAMBDA_MAX_CONCURRENCY"] = str(self.max_concurrency)
             env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "lambda-managed-instances"
+        if self.memory_mb is not None:
+            env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(self.memory_mb)
         env.update(self.env)
         return env
 
@@ -357,10 +365,17 @@ class LambdaFunction:
         sock = self.api_sock_factory() if self.api_sock_factory is not None else None
         self.api = RuntimeApi(self.api_host, sock=sock, dispatch=self.dispatch)
         self._observe_path.write_text("")
+        if self.memory_mb is not None:
+            self._quota = cpu_share.Quota(self.memory_mb).__enter__()
+            command = self._quota.prefix() + command  # the whole process tree runs throttled
         started = time.monotonic_ns()
-        self.proc = subprocess.Popen(command, env=self.environment(), cwd=str(self.task_root),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            self.proc = subprocess.Popen(command, env=self.environment(), cwd=str(self.task_root),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, start_new_session=True)
+        except BaseException:
+            self._remove_quota()
+            raise
         _live.add(self)
         self.capture = OutputCapture({"stdout": self.proc.stdout, "stderr": self.proc.stderr})
         deadline = time.monotonic() + self.init_timeout
@@ -463,9 +478,15 @@ class LambdaFunction:
         if self.api is not None:
             self.api.close()
             self.api = None
+        self._remove_quota()
         _live.discard(self)
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _remove_quota(self) -> None:
+        if self._quota is not None:
+            self._quota.remove()
+            self._quota = None
 
     # --- invocations ----------------------------------------------------------------------------
     def invoke(self, event: Any = None, timeout: float = 90.0) -> Invocation:

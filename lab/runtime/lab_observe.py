@@ -2,7 +2,7 @@
 
 The lab must tell, for every invocation, how many requests botocore retried and how many new
 connections urllib3 opened, without changing the function's code and for every boto3 the function
-may end up with: the runtime's bundled one (botocore 1.34, urllib3 1.26, "legacy" retry mode) or the
+may end up with: the runtime's bundled one (botocore 1.34 or 1.42, "legacy" retry mode) or the
 layer's (botocore 1.44, urllib3 2, "standard" retry mode).
 
 Why logging, and which records. Patching botocore or urllib3 would put lab code inside the very code

@@ -7,7 +7,8 @@ The pipeline, one module per step:
                                aio.py: the same for aiobotocore's aiohttp connector;
                                idle.py: when a pooled connection is stale, for every client family;
                                snapstart.py: after a SnapStart restore, no pre-snapshot connection;
-                               trust.py: each client's CA bundle loaded once, not per connection;
+                               trust.py: a CA bundle loaded once per process and TLS settings,
+                               not once per connection;
                                children.py: the same in every process multiprocessing starts)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
 
