@@ -46,8 +46,8 @@ help:
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
-	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one); prints sha256 and sizes"
-	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
+	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one; FLAVOR=hook: build/layer-hook.zip, no SDK); prints sha256 and sizes"
+	@echo "make publish    publish build/layer.zip (FLAVOR=hook: build/layer-hook.zip) to each region in REGIONS (PUBLIC=1: public)"
 	@echo "make wheel      build/aws_python_keepalive-<version>-py3-none-any.whl (container images, bundles)"
 	@echo "make publish-wheel  upload the wheel to INDEX_URL with TOKEN (or INDEX_USER/INDEX_PASSWORD)"
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
@@ -144,9 +144,13 @@ bench: $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/test-$(p)/bin/python)
 # supported CPython this machine has (the layer's zip serves python3.10 - python3.14).
 BUILD_DIR ?= build
 LAYER_ZIP := $(BUILD_DIR)/layer.zip
+# FLAVOR=hook: the hook alone (no boto3/botocore/urllib3), patching the SDK the function imports.
+HOOK_ZIP := $(BUILD_DIR)/layer-hook.zip
+FLAVOR ?= full
+FLAVOR_ZIP = $(if $(filter hook,$(FLAVOR)),$(HOOK_ZIP),$(LAYER_ZIP))
 SERVICES ?=
 LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call python_for,$(p)))
-LAYER_NAME ?= aws-python-keepalive
+LAYER_NAME ?= $(if $(filter hook,$(FLAVOR)),aws-python-keepalive-hook,aws-python-keepalive)
 REGIONS ?= us-east-1
 PUBLIC ?= 0
 # sam build validates a real python3.X of the example function's runtime (the pyenv shim fails).
@@ -170,22 +174,32 @@ $(VENV)/sam/bin/python $(VENV)/moto/bin/python $(VENV)/wheel-tools/bin/python $(
 	$(UV) pip install -q --python $@ --require-hashes -r tools/$*.txt
 	touch $@
 
-# make layer [SERVICES=dynamodb,s3]: always rebuilds (it is reproducible) and prints sha256 and sizes.
+# make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
+# sha256 and sizes.
 .PHONY: layer
 layer: | $(UV)
-	$(TOOL_PYTHON) tools/build_layer.py --uv $(UV) --requirements layer/requirements.txt --hook layer \
-	  --work $(BUILD_DIR)/layer --out $(LAYER_ZIP) --services "$(SERVICES)" $(addprefix --python ,$(LAYER_PYTHONS))
+	$(TOOL_PYTHON) tools/build_layer.py --flavor $(FLAVOR) --uv $(UV) --requirements layer/requirements.txt \
+	  --hook layer --work $(BUILD_DIR)/$(basename $(notdir $(FLAVOR_ZIP))) --out $(FLAVOR_ZIP) --services "$(SERVICES)" \
+	  $(addprefix --python ,$(LAYER_PYTHONS))
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
 $(LAYER_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
-	$(MAKE) --no-print-directory layer
+	$(MAKE) --no-print-directory layer FLAVOR=full
+$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) \
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
 # sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.
 .PHONY: build-KeepAliveLayer
 build-KeepAliveLayer: layer
 	$(TOOL_PYTHON) -m zipfile -e $(LAYER_ZIP) "$(ARTIFACTS_DIR)"
+# The hook-only layer (template.yaml's KeepAliveHookLayer): the tree of build/layer-hook.zip.
+.PHONY: build-KeepAliveHookLayer
+build-KeepAliveHookLayer:
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
+	$(TOOL_PYTHON) -m zipfile -e $(HOOK_ZIP) "$(ARTIFACTS_DIR)"
 
 .PHONY: lint
 lint: $(TOOLS_PY) $(SAM)
@@ -198,10 +212,11 @@ deploy: $(SAM)
 	PATH=$(SAM_PATH) $(SAM) build
 	PATH=$(SAM_PATH) $(SAM) deploy $(if $(filter 1,$(EXAMPLE)),--parameter-overrides DeployExample=true)
 
-# make publish REGIONS="us-east-1 eu-west-1" [PUBLIC=1] [LAYER_NAME=...]: prints one ARN per region.
+# make publish REGIONS="us-east-1 eu-west-1" [PUBLIC=1] [LAYER_NAME=...] [FLAVOR=hook]: prints one
+# ARN per region (the hook flavor's default name: aws-python-keepalive-hook).
 .PHONY: publish
-publish: $(TOOLS_PY) $(LAYER_ZIP)
-	$(TOOLS_PY) tools/publish.py --zip $(LAYER_ZIP) --layer-name $(LAYER_NAME) --regions "$(REGIONS)" \
+publish: $(TOOLS_PY) $(FLAVOR_ZIP)
+	$(TOOLS_PY) tools/publish.py --zip $(FLAVOR_ZIP) --layer-name $(LAYER_NAME) --regions "$(REGIONS)" \
 	  $(if $(filter 1,$(PUBLIC)),--public)
 
 $(SAM): $(VENV)/sam/bin/python
@@ -292,6 +307,8 @@ FORCE:
 
 .PHONY: lab-runtimes lock-lab
 lab-runtimes: $(LAB_RUNTIME_VENVS)
+# The hook flavor's build test runs it on every stand-in runtime (tests/build/test_build_layer.py).
+test-build: $(LAB_RUNTIME_VENVS)
 
 lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
