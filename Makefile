@@ -6,21 +6,25 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # --- interpreters -----------------------------------------------------------------------------
-# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13. Each is looked
-# up once per make run by tools/find-python (pyenv, then python3.X on PATH, then uv-managed; see
-# tools/find_python.py): PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
+# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13; 3.9 runs the
+# oldest botocore versions of the matrix. Each is looked up once per make run by tools/find-python
+# (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/find_python.py):
+# PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
 PYTHON_MINORS := 3.10 3.11 3.12 3.13
 LAYER_MINORS := 3.10 3.11 3.12 3.13 3.14
+NEEDED_MINORS := 3.9 $(LAYER_MINORS)
 FIND_PYTHON := tools/find-python
-PYTHON_FOUND := $(shell $(FIND_PYTHON) --make 3.9 $(LAYER_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
+PYTHON_FOUND := $(shell $(FIND_PYTHON) --make $(NEEDED_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
 python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
 FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
-# The tested minors this machine has: what bench, coldstart and the demo run on.
-FOUND_TESTED_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
-# need_python: the interpreter, or stop with one line saying which goal needs which minor and how
-# to get it (expanded only where a recipe or prerequisite actually uses it).
-need_python = $(or $(call python_for,$(1)),$(error $(shell $(FIND_PYTHON) --missing $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))")))
-# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one.
+# need_python: the interpreter; a minor this machine lacks is installed into .venv/python/<minor>
+# (tools/install_python.py: uv python install, else Maven Central's build), or make stops saying
+# which goal needs which minor and why it could not be had (expanded only where a recipe or
+# prerequisite actually uses it).
+need_python = $(or $(call python_for,$(1)),$(shell $(FIND_PYTHON) --install $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))" \
+  $(if $(wildcard $(UV)),--uv $(UV))),$(error make could not get CPython $(1): see the line above))
+# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one
+# (a distribution's python3.11, say), else 3.12 installed.
 TOOL_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(LAYER_MINORS),$(FOUND_MINORS)))
 TOOL_PYTHON = $(call need_python,$(or $(TOOL_MINOR),3.12))
 
@@ -37,15 +41,16 @@ export SAM_CLI_TELEMETRY := 0
 # BOTOCORE_TCP_KEEPALIVE; 1.12.16/1.12.17 bracket the method's introduction and only run on 3.9.
 BOTOCORE_MATRIX := 1.27.83 1.29.165 1.34.162 1.42.28 1.42.29
 BOTOCORE_OLD := 1.12.16 1.12.17
-OLD_PYTHON := $(call python_for,3.9)
+OLD_PYTHON = $(call need_python,3.9)
 
-.PHONY: help
+.PHONY: help interpreters
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
+	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
 	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one); prints sha256 and sizes"
 	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
 	@echo "make wheel      build/aws_python_keepalive-<version>-py3-none-any.whl (container images, bundles)"
@@ -60,6 +65,11 @@ help:
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
 	@echo "make clean      remove build outputs and venvs"
+
+# Every minor make test needs, found or installed into .venv/python/ (uv first: the repo's uv
+# exists by then); one line per minor saying where it came from.
+interpreters: | $(UV)
+	@$(FIND_PYTHON) --report --goal interpreters --uv $(UV) $(NEEDED_MINORS)
 
 # --- bootstrap: uv from a hash-pinned requirement, installed with pip ------------------------
 $(UV): tools/uv.txt
@@ -117,7 +127,7 @@ bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
 .PHONY: test test-hook
-test: test-hook test-build test-lab
+test: interpreters test-hook test-build test-lab
 
 # Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
 test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
@@ -131,11 +141,11 @@ test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE
 	done
 
 .PHONY: bench
-# On every tested CPython this machine has (the test venvs hold the pinned botocore for the patch
+# On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
 # table); prints the table and writes build/startup.json.
-bench: $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/test-$(p)/bin/python)
+bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
 	$(TOOL_PYTHON) bench/startup.py --json $(BUILD_DIR)/startup.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(VENV)/test-$(p)/bin/python)
+	  $(foreach p,$(PYTHON_MINORS),--python $(VENV)/test-$(p)/bin/python)
 
 # --- layer build, SAM, publish (issue 3) -------------------------------------------------------
 # (targets: layer, lint, deploy, publish, test-build)
@@ -144,13 +154,13 @@ bench: $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/test-$(p)/bin/python)
 BUILD_DIR ?= build
 LAYER_ZIP := $(BUILD_DIR)/layer.zip
 SERVICES ?=
-LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call python_for,$(p)))
+LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call need_python,$(p)))
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
 # sam build validates a real python3.X of the example function's runtime (the pyenv shim fails).
 SAM_RUNTIME_MINOR := 3.13
-SAM_PATH = $(dir $(call python_for,$(SAM_RUNTIME_MINOR))):$(PATH)
+SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
 SAM := $(VENV)/sam/bin/sam
 TOOLS_PY := $(VENV)/tools/bin/python
 
@@ -218,12 +228,12 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 # Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
 # this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
 .PHONY: coldstart coldstart-parts
-coldstart: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+coldstart: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
-coldstart-parts: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
+coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
 
 # --- wheel: the hook for container images, bundled dependencies, any Python process (issue 7) ---
 # (targets: wheel, publish-wheel, lock-wheel)
@@ -296,8 +306,8 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 .PHONY: demo lock-demo
-# The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
-DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(FOUND_TESTED_MINORS) 3.12)
+# The stand-in runs CPython 3.12 (found or installed, like every minor).
+DEMO_MINOR := 3.12
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
 	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR)
 
