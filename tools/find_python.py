@@ -168,7 +168,8 @@ def install_main(minors, report, uv, goal, root):
             failed = True
             continue
         if report:
-            print("CPython %-5s %s  (%s)" % (minor, os.path.relpath(path) if path.startswith(REPO) else path, origin))
+            print("CPython %-5s %s  (%s)" % (minor, os.path.relpath(path) if path.startswith(REPO) else path, origin),
+                  flush=True)
         else:
             print(path)
     return 1 if failed else 0
