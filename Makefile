@@ -51,8 +51,8 @@ help:
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
-	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one); prints sha256 and sizes"
-	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
+	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one; FLAVOR=hook: build/layer-hook.zip, no SDK); prints sha256 and sizes"
+	@echo "make publish    publish build/layer.zip (FLAVOR=hook: build/layer-hook.zip) to each region in REGIONS (PUBLIC=1: public)"
 	@echo "make wheel      build/aws_python_keepalive-<version>-py3-none-any.whl (container images, bundles)"
 	@echo "make publish-wheel  upload the wheel to INDEX_URL with TOKEN (or INDEX_USER/INDEX_PASSWORD)"
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
@@ -60,10 +60,11 @@ help:
 	@echo "make bench      the hook's startup cost, switch off and on (build/startup.json)"
 	@echo "make bench-aio  what patching aiobotocore costs when the function imports it"
 	@echo "make bench-connect  one new HTTPS connection: stock vs layer vs one-cert floor at Lambda CPU shares (root)"
-	@echo "make coldstart  import boto3 + first client: layer vs the runtime's own copy (build/coldstart.json)"
+	@echo "make coldstart  import boto3 + first client: runtime-kind copy vs hook flavor vs full layer (build/coldstart.json)"
 	@echo "make coldstart-parts  where the layer's extra cold-start time goes (-X importtime, cProfile)"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
+	@echo "make test-compat  the layer beside X-Ray SDK, Powertools, ddtrace, sentry, datadog-lambda; botocore's own unit tests"
 	@echo "make clean      remove build outputs and venvs"
 
 # Every minor make test needs, found or installed into .venv/python/ (uv first: the repo's uv
@@ -127,7 +128,7 @@ bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
 .PHONY: test test-hook
-test: interpreters test-hook test-build test-lab
+test: interpreters test-hook test-build test-lab test-compat
 
 # Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
 test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
@@ -153,9 +154,13 @@ bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
 # supported CPython this machine has (the layer's zip serves python3.10 - python3.14).
 BUILD_DIR ?= build
 LAYER_ZIP := $(BUILD_DIR)/layer.zip
+# FLAVOR=hook: the hook alone (no boto3/botocore/urllib3), patching the SDK the function imports.
+HOOK_ZIP := $(BUILD_DIR)/layer-hook.zip
+FLAVOR ?= full
+FLAVOR_ZIP = $(if $(filter hook,$(FLAVOR)),$(HOOK_ZIP),$(LAYER_ZIP))
 SERVICES ?=
 LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call need_python,$(p)))
-LAYER_NAME ?= aws-python-keepalive
+LAYER_NAME ?= $(if $(filter hook,$(FLAVOR)),aws-python-keepalive-hook,aws-python-keepalive)
 REGIONS ?= us-east-1
 PUBLIC ?= 0
 # sam build validates a real python3.X of the example function's runtime (the pyenv shim fails).
@@ -179,22 +184,32 @@ $(VENV)/sam/bin/python $(VENV)/moto/bin/python $(VENV)/wheel-tools/bin/python $(
 	$(UV) pip install -q --python $@ --require-hashes -r tools/$*.txt
 	touch $@
 
-# make layer [SERVICES=dynamodb,s3]: always rebuilds (it is reproducible) and prints sha256 and sizes.
+# make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
+# sha256 and sizes.
 .PHONY: layer
 layer: | $(UV)
-	$(TOOL_PYTHON) tools/build_layer.py --uv $(UV) --requirements layer/requirements.txt --hook layer \
-	  --work $(BUILD_DIR)/layer --out $(LAYER_ZIP) --services "$(SERVICES)" $(addprefix --python ,$(LAYER_PYTHONS))
+	$(TOOL_PYTHON) tools/build_layer.py --flavor $(FLAVOR) --uv $(UV) --requirements layer/requirements.txt \
+	  --hook layer --work $(BUILD_DIR)/$(basename $(notdir $(FLAVOR_ZIP))) --out $(FLAVOR_ZIP) --services "$(SERVICES)" \
+	  $(addprefix --python ,$(LAYER_PYTHONS))
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
 $(LAYER_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
-	$(MAKE) --no-print-directory layer
+	$(MAKE) --no-print-directory layer FLAVOR=full
+$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) \
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
 # sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.
 .PHONY: build-KeepAliveLayer
 build-KeepAliveLayer: layer
 	$(TOOL_PYTHON) -m zipfile -e $(LAYER_ZIP) "$(ARTIFACTS_DIR)"
+# The hook-only layer (template.yaml's KeepAliveHookLayer): the tree of build/layer-hook.zip.
+.PHONY: build-KeepAliveHookLayer
+build-KeepAliveHookLayer:
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
+	$(TOOL_PYTHON) -m zipfile -e $(HOOK_ZIP) "$(ARTIFACTS_DIR)"
 
 .PHONY: lint
 lint: $(TOOLS_PY) $(SAM)
@@ -207,10 +222,11 @@ deploy: $(SAM)
 	PATH=$(SAM_PATH) $(SAM) build
 	PATH=$(SAM_PATH) $(SAM) deploy $(if $(filter 1,$(EXAMPLE)),--parameter-overrides DeployExample=true)
 
-# make publish REGIONS="us-east-1 eu-west-1" [PUBLIC=1] [LAYER_NAME=...]: prints one ARN per region.
+# make publish REGIONS="us-east-1 eu-west-1" [PUBLIC=1] [LAYER_NAME=...] [FLAVOR=hook]: prints one
+# ARN per region (the hook flavor's default name: aws-python-keepalive-hook).
 .PHONY: publish
-publish: $(TOOLS_PY) $(LAYER_ZIP)
-	$(TOOLS_PY) tools/publish.py --zip $(LAYER_ZIP) --layer-name $(LAYER_NAME) --regions "$(REGIONS)" \
+publish: $(TOOLS_PY) $(FLAVOR_ZIP)
+	$(TOOLS_PY) tools/publish.py --zip $(FLAVOR_ZIP) --layer-name $(LAYER_NAME) --regions "$(REGIONS)" \
 	  $(if $(filter 1,$(PUBLIC)),--public)
 
 $(SAM): $(VENV)/sam/bin/python
@@ -225,12 +241,17 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/build || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-# Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
-# this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
+# Cold start against the runtime-kind boto3 (the lab's stand-in runtimes, RUNTIME_BOTO3), the full
+# layer and the hook flavor read-only: per CPython this machine has, prints the table and writes
+# build/coldstart.json; coldstart-parts: where the full layer's gap goes.
+# COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
+COLDSTART_MEMORY_MB ?=
 .PHONY: coldstart coldstart-parts
-coldstart: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
+coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
+	  --json $(BUILD_DIR)/coldstart.json \
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p))) \
+	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB))
 coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
 	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
@@ -282,16 +303,37 @@ measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 # Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
 # boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
+# RUNTIME_BOTO3: the bundled-kind boto3 version (lab/runtime-sdk/<v>.txt; default: the newest
+# public data point, python3.12's boto3 1.42.97 of Aug 2026). Every lab and coldstart target and
+# test reads it from the environment; another version: make lock-runtime-sdk RUNTIME_BOTO3=<v>,
+# then e.g. make coldstart RUNTIME_BOTO3=<v> (the stand-ins are rebuilt for it).
+RUNTIME_BOTO3 ?= 1.42.97
+export AWS_KEEPALIVE_RUNTIME_BOTO3 := $(RUNTIME_BOTO3)
 LAB_RUNTIME_VENVS := $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py | $(UV)
+$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py FORCE | $(UV)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.runtime_prefix $*
+# Always asked (a no-op when current): the stamp names the boto3 version, which no file date shows;
+# a version without a lock stops there with the command that writes it.
+.PHONY: FORCE
+FORCE:
 
 .PHONY: lab-runtimes lock-lab
 lab-runtimes: $(LAB_RUNTIME_VENVS)
+# The hook flavor's build test runs it on every stand-in runtime (tests/build/test_build_layer.py).
+test-build: $(LAB_RUNTIME_VENVS)
 
 lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
 	  -o lab/runtime-requirements.txt
+	$(MAKE) --no-print-directory lock-runtime-sdk
+
+# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 at that version with what it pins and the newest of what
+# it allows (as pip installs it into a runtime image). 1.34.162.txt, the 2024 baseline, was written
+# with urllib3==1.26.20 added, as the lab ran it then.
+.PHONY: lock-runtime-sdk
+lock-runtime-sdk: | $(UV)
+	echo "boto3==$(RUNTIME_BOTO3)" | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
+	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/otel-requirements.in \
 	  -o lab/otel-requirements.txt
 
@@ -299,6 +341,9 @@ lock-lab: | $(UV)
 # `make test`. Its venv holds matplotlib + trustme (lab/demo-requirements.txt, constrained by the
 # layer's pins) and the layer's boto3; the stand-in runtime venv is made on first use.
 DEMO_PY := $(VENV)/demo/bin/python
+# MEMORY_MB: the lab functions' Lambda memory size (demo, soak, bench-throughput): their CPU share
+# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default.
+MEMORY_MB ?= 128
 $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/demo
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/demo
@@ -309,7 +354,8 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 # The stand-in runs CPython 3.12 (found or installed, like every minor).
 DEMO_MINOR := 3.12
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
-	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR)
+	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR) \
+	  --memory-mb $(MEMORY_MB)
 
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
@@ -328,6 +374,7 @@ AIO ?= 0
 .PHONY: soak
 soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
 	$(DEMO_PY) -m lab.soak --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
+	  --memory-mb $(MEMORY_MB) \
 	  --json $(BUILD_DIR)/soak.json --raw $(BUILD_DIR)/soak-raw.json --png $(BUILD_DIR)/soak.png \
 	  $(if $(filter 1,$(AIO)),--aio)
 
@@ -364,7 +411,7 @@ BENCH_CONCURRENCY ?= 32
 .PHONY: bench-throughput
 bench-throughput: lab-deps $(BENCH_PY)
 	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
-	  --concurrency $(BENCH_CONCURRENCY) --json $(BUILD_DIR)/bench-throughput.json
+	  --concurrency $(BENCH_CONCURRENCY) --memory-mb $(MEMORY_MB) --json $(BUILD_DIR)/bench-throughput.json
 
 .PHONY: lock-async
 lock-async: | $(UV)
@@ -373,6 +420,49 @@ lock-async: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/bench-requirements.in \
 	  -o lab/bench-requirements.txt
 test-lab: $(BENCH_PY)
+
+# --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
+# (targets: test-compat, lock-compat)
+# botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore
+# (tests/compat/botocore-sdist.txt, hash-checked), downloaded by a pinned pip + setuptools
+# (tests/compat/sdist-tools.txt: pip prepares an sdist's metadata with setuptools) and unpacked once.
+BOTOCORE_SDIST := $(VENV)/botocore-sdist
+$(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tools.txt | $(UV)
+	rm -rf $(BOTOCORE_SDIST)
+	$(UV) venv -q --python $(TOOL_PYTHON) $(BOTOCORE_SDIST)/venv
+	$(UV) pip install -q --python $(BOTOCORE_SDIST)/venv/bin/python --require-hashes -r tests/compat/sdist-tools.txt
+	$(BOTOCORE_SDIST)/venv/bin/python -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
+	  --require-hashes -r tests/compat/botocore-sdist.txt -d $(BOTOCORE_SDIST)
+	tar -xzf $(BOTOCORE_SDIST)/botocore-*.tar.gz -C $(BOTOCORE_SDIST)
+	touch $@
+
+# The libraries a function runs beside the layer (tests/compat/requirements.txt: X-Ray SDK,
+# Powertools, ddtrace, datadog-lambda, sentry-sdk) with the layer's boto3/botocore, installed as a
+# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/lambda_env.py,
+# awslambdaric) serves. One interpreter, 3.12: the libraries' behaviour beside the layer does not
+# depend on the minor (the hook itself is tested on every minor by test-hook), 3.12 is the one
+# every library ships wheels for, and test-lab already makes its runtime prefix.
+COMPAT_TASK := $(VENV)/compat-task-3.12
+$(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(UV)
+	rm -rf $(COMPAT_TASK)
+	$(UV) pip install -q --target $(COMPAT_TASK) --python $(call need_python,3.12) --require-hashes \
+	  -r tests/compat/requirements.txt -r layer/requirements.txt
+	touch $@
+
+.PHONY: test-compat lock-compat
+test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
+  $(BOTOCORE_SDIST)/.done
+	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
+	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/compat || rc=$$?; \
+	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+lock-compat: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes -c layer/requirements.txt \
+	  tests/compat/requirements.in -o tests/compat/requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes --no-deps -c layer/requirements.txt \
+	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \
+	  -o tests/compat/sdist-tools.txt
 
 # --- locks ------------------------------------------------------------------------------------
 .PHONY: lock
@@ -388,7 +478,7 @@ lock: | $(UV)
 	for n in sam moto ruff; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat
 
 .PHONY: clean
 clean:

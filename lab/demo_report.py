@@ -50,9 +50,11 @@ def markdown(table_rows) -> str:
     return "\n".join([line(cells[0]), sep] + [line(r) for r in cells[1:]])
 
 
-def print_tables(runs, handlers: dict, call_ms) -> None:
+def print_tables(runs, handlers: dict, call_ms, not_run=None) -> None:
+    """``not_run``: configuration label -> why it did not run, shown as its row (no numbers)."""
     for handler, what in handlers.items():
         print()
         print("app.%s (%s per invocation; ms = the function's own timing of its %s)" % (handler, what, what))
         print()
-        print(markdown(rows(runs, handler, call_ms)))
+        skipped = [(label, why) + ("-",) * (len(HEADER) - 2) for label, why in (not_run or {}).items()]
+        print(markdown(rows(runs, handler, call_ms) + skipped))

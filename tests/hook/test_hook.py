@@ -1,5 +1,7 @@
 """hook.py: the post-import hook that patches botocore (and aiobotocore) when, and only when, imported."""
 
+import pytest
+
 from conftest import LAYER, python_with_layer
 
 
@@ -36,6 +38,67 @@ def test_finder_removed_and_loader_restored():
         "print(type(botocore.session.__loader__).__name__, type(botocore.session.__spec__.loader).__name__)\n"
     )
     assert out.splitlines() == ["True", "False", "SourceFileLoader SourceFileLoader"]
+
+
+# Another post-import hook that delegates as ddtrace's ModuleWatchdog does: it asks every finder on
+# sys.meta_path but itself for the spec (guarded against being asked again for the same name),
+# wraps the loader, and after executing the module puts the loader it wrapped back on it.
+DELEGATING_HOOK = """
+import sys
+
+class ChainedLoader:
+    def __init__(self, loader, seen):
+        self.loader, self.seen = loader, seen
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        module.__loader__ = module.__spec__.loader = self.loader
+        self.seen.append(module.__name__)
+
+class DelegatingFinder:
+    def __init__(self):
+        self.finding, self.seen = set(), []
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "botocore.session" or fullname in self.finding:
+            return None
+        self.finding.add(fullname)
+        try:
+            for finder in sys.meta_path:
+                if finder is not self and hasattr(finder, "find_spec"):
+                    spec = finder.find_spec(fullname, path, target)
+                    if spec is not None:
+                        spec.loader = ChainedLoader(spec.loader, self.seen)
+                        return spec
+        finally:
+            self.finding.remove(fullname)
+
+other = DelegatingFinder()
+"""
+
+
+@pytest.mark.parametrize("first", ["other hook", "layer"])
+def test_behind_a_delegating_hook_one_callback_and_own_loader(first):
+    """Beside another hook that asks every finder for the spec (as ddtrace's does), in either order:
+    each callback runs once and botocore.session ends with botocore's own loader."""
+    install_other = "sys.meta_path.insert(0, other)\n"
+    install_layer = "hook.install(lambda module: seen.append(module.__name__))\n"
+    out = _python(
+        DELEGATING_HOOK
+        + "from aws_keepalive import hook\n"
+        + "seen = []\n"
+        + (install_other + install_layer if first == "other hook" else install_layer + install_other)
+        + "import botocore.session\n"
+        + "print(seen, other.seen, hook.installed())\n"
+        + "print(type(botocore.session.__loader__).__name__, type(botocore.session.__spec__.loader).__name__)\n"
+    )
+    assert out.splitlines() == [
+        "['botocore.session'] ['botocore.session'] False",
+        "SourceFileLoader SourceFileLoader",
+    ]
 
 
 def test_already_imported_runs_at_once():
