@@ -26,8 +26,8 @@ from lab.lambda_env import PYTHON_MINORS  # noqa: E402
 # and all its layers together; this layer must leave most of that to the function.
 MAX_ZIPPED = 25_000_000
 MAX_UNZIPPED = 60_000_000
-HOOK_FILES = ("aws_keepalive.pth", "sitecustomize.py", "usercustomize.py", "_aws_keepalive_site.py",
-              "aws_keepalive/__init__.py", "aws_keepalive/snapstart.py")
+HOOK_FILES = ("aws_keepalive.pth", "aws_keepalive.start", "sitecustomize.py", "usercustomize.py",
+              "_aws_keepalive_site.py", "aws_keepalive/__init__.py", "aws_keepalive/snapstart.py")
 
 
 def sha256(path):
@@ -72,7 +72,7 @@ def test_zip_has_python_root_sorted_entries_and_fixed_metadata(layer):
 
 
 def test_hook_files_are_shipped_as_in_the_source(layer):
-    """The .pth, sitecustomize.py and the hook package are in python/, byte for byte."""
+    """The .pth, its .start twin, sitecustomize.py and the hook package are in python/, byte for byte."""
     with zipfile.ZipFile(layer[0]) as archive:
         for relative in HOOK_FILES:
             with open(os.path.join(REPO, "layer", relative), "rb") as handle:
