@@ -5,6 +5,16 @@ Each (memory size, configuration) runs in a fresh interpreter inside a cgroup CP
 (lab/cpu_share.py). The TLS server (a localhost certificate from a test CA) runs here, unthrottled.
 The bundle is the SDK's default (botocore's get_cert_path(True)) plus the test CA, as verify=True
 on Lambda with a private CA would be. Medians of many connections; the quota period is 100 ms.
+
+Second table, where a process's first call goes at each share (one process per row, so one
+sample: read it beside its neighbours): ``import`` (import botocore.session, plus the layer's
+trust patch), ``client`` (session + DynamoDB client: the service model and endpoint rules),
+``first call`` (the first list_tables: bundle load + TCP/TLS handshake + botocore's first-call
+work + the request), and inside it ``bundle`` (one load_verify_locations of the bundle, timed
+alone in the same process afterwards) and ``handshake`` (this row's median new connection with
+the one-certificate floor: connect + TLS + request). ``2 more clients``: two more clients of the
+same session (as boto3.client() makes them) and one call each: stock loads the bundle for each,
+the layer shares the first client's loaded context (trust.py).
 """
 
 import json
@@ -24,7 +34,7 @@ CONNECTIONS = int(os.environ.get("CONNECTIONS", "30"))
 CONFIGS = ("floor", "stock", "layer")
 
 CHILD = r"""
-import json, os, sys, time
+import json, os, ssl, sys, time
 start = time.perf_counter()
 sys.path.insert(0, os.environ["LAYER"])
 import botocore.session
@@ -32,12 +42,16 @@ from botocore.config import Config
 if os.environ["CONFIG"] == "layer":
     from aws_keepalive import settings, trust
     trust.patch(settings.Settings(), None, None)
-client = botocore.session.get_session().create_client(
+imported = time.perf_counter()
+session = botocore.session.get_session()
+make = lambda: session.create_client(
     "dynamodb", region_name="us-east-1", endpoint_url=os.environ["URL"], verify=os.environ["BUNDLE"],
     aws_access_key_id="AKIDBENCH", aws_secret_access_key="secret",
     config=Config(retries={"max_attempts": 1}))
+client = make()
+created = time.perf_counter()
 client.list_tables()
-first_call_s = time.perf_counter() - start
+answered = time.perf_counter()
 manager = client._endpoint.http_session._manager
 times = []
 for _ in range(int(os.environ["CONNECTIONS"])):
@@ -45,7 +59,17 @@ for _ in range(int(os.environ["CONNECTIONS"])):
     t = time.perf_counter()
     client.list_tables()
     times.append(time.perf_counter() - t)
-print(json.dumps({"first_call_s": first_call_s, "connection_s": times}))
+t = time.perf_counter()
+for _ in range(2):
+    make().list_tables()
+more_clients_s = time.perf_counter() - t
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+t = time.perf_counter()
+context.load_verify_locations(cafile=os.environ["BUNDLE"])
+bundle_s = time.perf_counter() - t
+print(json.dumps({"first_call_s": answered - start, "import_s": imported - start,
+                  "client_s": created - imported, "call_s": answered - created,
+                  "more_clients_s": more_clients_s, "bundle_s": bundle_s, "connection_s": times}))
 """
 
 
@@ -77,9 +101,10 @@ def main():
                 done = cpu_share.run([sys.executable, "-c", CHILD], memory_mb, env=env,
                                      capture_output=True, text=True, check=True)
                 result = json.loads(done.stdout.splitlines()[-1])
-                rows.append({"memory_mb": memory_mb, "config": config,
-                             "connection_ms": round(statistics.median(result["connection_s"]) * 1000, 2),
-                             "first_call_ms": round(result["first_call_s"] * 1000, 1)})
+                ms = {key[:-2] + "_ms": round(result[key] * 1000, 1) for key in
+                      ("first_call_s", "import_s", "client_s", "call_s", "more_clients_s", "bundle_s")}
+                rows.append(dict(ms, memory_mb=memory_mb, config=config,
+                                 connection_ms=round(statistics.median(result["connection_s"]) * 1000, 2)))
     floor = {r["memory_mb"]: r["connection_ms"] for r in rows if r["config"] == "floor"}
     for row in rows:
         row["x_floor"] = round(row["connection_ms"] / floor[row["memory_mb"]], 2)
@@ -90,6 +115,15 @@ def main():
     for row in rows:
         print("%9d %6s %14.2f %8.2f %14.1f" % (row["memory_mb"], row["config"], row["connection_ms"],
                                                row["x_floor"], row["first_call_ms"]))
+    print()
+    print("Where a process's first call goes, ms (one process per row; first call = bundle + handshake "
+          "+ the rest)")
+    print("%9s %6s %8s %8s %11s %8s %10s %16s" % ("memory_mb", "config", "import", "client", "first call",
+                                                   "bundle", "handshake", "2 more clients"))
+    for row in rows:
+        print("%9d %6s %8.1f %8.1f %11.1f %8.1f %10.2f %16.1f" % (
+            row["memory_mb"], row["config"], row["import_ms"], row["client_ms"], row["call_ms"],
+            row["bundle_ms"], floor[row["memory_mb"]], row["more_clients_ms"]))
     write_rows(os.path.join(os.environ.get("BUILD_DIR", os.path.join(REPO, "build")),
                             "bench-connect.json"), rows, machine=platform.node(),
                python=platform.python_version(), certificates=certificates)

@@ -12,13 +12,17 @@ sequential boto3 832.65, threaded boto3 71.23, aiohttp with hand-signed requests
 (lab/tls_front.py) behind Netem (lab/netem.py) adding ``--rtt-ms`` of round trip. Each
 configuration gets a fresh Netem, so its ``accepted`` count is that configuration's new connections
 (TCP + TLS handshakes across the RTT), warm-up included. Each configuration runs in its own
-interpreter (bench/throughput_worker.py): cold, and with the layer (``layer/`` added as a site
-directory, switch on, ``AWS_PYTHON_KEEPALIVE_POOL_SIZE=concurrency``) or without it.
+interpreter (bench/throughput_worker.py), with ``--memory-mb`` at that Lambda memory size's CPU
+share (lab/cpu_share.py; make bench-throughput passes MEMORY_MB) and a real-size trust store (the
+SDK's default bundle + the lab CA, lab/trust_store.py), as a function on Lambda: cold, and with
+the layer (``layer/`` added as a site directory, switch on,
+``AWS_PYTHON_KEEPALIVE_POOL_SIZE=concurrency``) or without it.
 
 Rows: ``sequential``, ``threads-stock``, ``threads-layer``, ``aiobotocore-stock``,
 ``aiobotocore-layer``, then ``raw`` (the limit: a client that costs nothing, same network, same
 concurrency) and ``raw-no-network`` (the same client straight to DynamoDB Local's plain HTTP port:
-the server alone, what no client can beat on this machine).
+the server alone, what no client can beat on this machine). The two raw rows are limits, not
+functions: they run at full CPU whatever ``--memory-mb`` says.
 
 Why the ratios differ from the article's: its server was real DynamoDB far away (tens of ms per
 round trip, the server scaling out); here the round trip is a few ms and one DynamoDB Local JVM
@@ -56,16 +60,19 @@ PLAN = (
 WORKER_TIMEOUT = 600.0
 
 
-def worker_env(ddb, layer_on, concurrency):
+def worker_env(ddb, layer_on, concurrency, memory_mb=None):
     """An explicit environment: this machine exports AWS_* variables the comparison must not see.
     The credentials and region are the lab's (lab.function_net.create_table makes the table in the
     database of that access key; DynamoDB Local keeps one per key and region)."""
     from lab.lambda_env import BASE_ENV
+    from lab.trust_store import sdk_bundle_with
 
     keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root"),
-           "AWS_CA_BUNDLE": ddb.ca_bundle_path, "AWS_EC2_METADATA_DISABLED": "true",
+           "AWS_CA_BUNDLE": sdk_bundle_with(ddb.ca_bundle_path), "AWS_EC2_METADATA_DISABLED": "true",
            **{key: BASE_ENV[key] for key in keys}}
+    if memory_mb is not None:
+        env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(memory_mb)
     if layer_on:
         env.update({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_POOL_SIZE": str(concurrency)})
     return env
@@ -83,8 +90,15 @@ def run_configuration(ddb, name, worker_name, layer_on, networked, args):
                    "--concurrency", str(args.concurrency), "--endpoint", endpoint, "--table", TABLE]
         if layer_on:
             command += ["--layer", LAYER]
-        proc = subprocess.run(command, env=worker_env(ddb, layer_on, args.concurrency), capture_output=True,
-                              text=True, timeout=WORKER_TIMEOUT)
+        memory_mb = None if worker_name == "raw" else args.memory_mb
+        env = worker_env(ddb, layer_on, args.concurrency, memory_mb)
+        if memory_mb is None:
+            proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=WORKER_TIMEOUT)
+        else:
+            from lab import cpu_share
+
+            proc = cpu_share.run(command, memory_mb, env=env, capture_output=True, text=True,
+                                 timeout=WORKER_TIMEOUT)
         if proc.returncode != 0:
             raise RuntimeError("%s failed (%d):\n%s" % (name, proc.returncode, proc.stderr[-3000:]))
         out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -115,8 +129,10 @@ def format_table(rows, args):
     sequential = next((r["items_per_s"] for r in rows if r["configuration"] == "sequential"), None)
     head = "%-19s %6s %9s %8s %9s %9s %9s %9s %9s" % (
         "configuration", "items", "items/s", "p50 ms", "p99 ms", "new conn", "discards", "ratio", "article")
-    lines = ["PutItem throughput: N=%d, RTT %s ms, concurrency %d (DynamoDB Local over TLS behind Netem)"
-             % (args.items, args.rtt_ms, args.concurrency), head, "-" * len(head)]
+    share = ("full CPU" if args.memory_mb is None else
+             "clients at %d MB's CPU share (raw rows: full CPU)" % args.memory_mb)
+    lines = ["PutItem throughput: N=%d, RTT %s ms, concurrency %d (DynamoDB Local over TLS behind Netem), %s"
+             % (args.items, args.rtt_ms, args.concurrency, share), head, "-" * len(head)]
     for r in rows:
         ratio = "%.1f" % (r["items_per_s"] / sequential) if sequential else "-"
         article = article_ratio(r["configuration"])
@@ -132,6 +148,9 @@ def main(argv=None):
     p.add_argument("--items", type=int, default=2000)
     p.add_argument("--rtt-ms", type=float, default=4.0)
     p.add_argument("--concurrency", type=int, default=32)
+    p.add_argument("--memory-mb", type=int, default=None,
+                   help="run the client configurations at this Lambda memory size's CPU share "
+                        "(default: full CPU)")
     p.add_argument("--json", default=os.path.join(REPO, "build", "bench-throughput.json"))
     args = p.parse_args(argv)
     from lab.dynamodb import DynamoDBLocal
@@ -153,7 +172,7 @@ def main(argv=None):
     for note in notes:
         print("note: " + note)
     write_rows(args.json, rows, items=args.items, rtt_ms=args.rtt_ms, concurrency=args.concurrency,
-               notes=notes)
+               memory_mb=args.memory_mb, notes=notes)
     return 0
 
 

@@ -4,6 +4,9 @@ against DynamoDB Local over TLS, behind an emulated RTT and a NAT that forgets i
 What runs (everything on this machine, nothing reaches AWS):
 
 * DynamoDB Local (a JVM) behind the lab's TLS front, one table.
+* Configurations: no layer (the runtime-kind boto3, lab/runtime_prefix.py: RUNTIME_BOTO3), no
+  layer with AWS's own ``BOTOCORE_TCP_KEEPALIVE=true`` (lab.function_net.AWS_SWITCH_ENV; shown as
+  "not run" when the runtime-kind botocore predates it), the layer switched off, and on.
 * Per configuration *and* handler, its own network (lab.function_net): a NAT namespace in reset mode
   with the idle timeout scaled down from 350 s, and a Netem hop adding the RTT. Own networks keep
   connection counts (Netem's accepted connections) per configuration.
@@ -15,6 +18,13 @@ What runs (everything on this machine, nothing reaches AWS):
 * Optionally (``--no-packets``, on by default) one more layer-on configuration whose gap phase runs
   in the other freeze mode: no packet leaves the namespace during a gap (so keep-alive probes
   cannot refresh the NAT and the layer's MAX_IDLE must replace the connection).
+
+Realism (issue 14): each environment runs at ``--memory-mb``'s CPU share (a cgroup quota,
+lab/cpu_share.py; 1769 MB = 1 vCPU) with AWS_LAMBDA_FUNCTION_MEMORY_SIZE set to match, and verifies
+TLS against a real-size trust store (the SDK's default bundle + the lab CA, lab/trust_store.py).
+Default 128 MB: the size the Lambda console gives a new function, which "many developers also
+choose" (AWS Lambda operator guide, "Memory and computing power"). On a terminal a status line on
+stderr shows phase, configuration and invocations done (lab/progress.py).
 
 Every configuration runs at the same time, in threads, with start times staggered across the second
 so that their invocations do not overlap on this 2-core machine. Everything started is stopped at
@@ -32,17 +42,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from lab import driver, nat
+from lab import cpu_share, driver, nat
 from lab.dynamodb import DynamoDBLocal
-from lab.function_net import (NAT_TIMEOUT_S, DEFAULTS, CountingFunction, FunctionNetwork, create_table, keepalive_env,
-                              lab_client, run_gaps, scaled_timers)
+from lab.function_net import (AWS_SWITCH_ENV, NAT_TIMEOUT_S, DEFAULTS, CountingFunction, FunctionNetwork,
+                              aws_switch_missing, create_table, keepalive_env, lab_client, run_gaps, scaled_timers)
 from lab.lambda_env import PYTHON_MINORS, extract_layer, runtime_python
+from lab.progress import Progress
+from lab.trust_store import certificates
+from lab.runtime_prefix import runtime_botocore
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "put_item"
 TABLE = "demo"
 HANDLERS = {"handler": "1 put", "handler_ten": "10 puts"}
 PYTHON = "3.12"
+MEMORY_MB = 128  # the Lambda console's default for a new function (see the docstring)
 
 
 @dataclass
@@ -53,10 +67,13 @@ class Config:
     on: bool
     no_packets: bool = False  # gap phase with nothing leaving the namespace (nat.freeze)
     steady: bool = True
+    env: dict = field(default_factory=dict)  # more of the function's variables
 
 
+AWS_SWITCH = Config("aws", "no layer, BOTOCORE_TCP_KEEPALIVE=true", layer=False, on=False, env=AWS_SWITCH_ENV)
 CONFIGS = [
     Config("none", "no layer", layer=False, on=False),
+    AWS_SWITCH,
     Config("off", "layer, switch off", layer=True, on=False),
     Config("on", "layer on", layer=True, on=True),
 ]
@@ -73,6 +90,7 @@ class Run:
     phases: dict = field(default_factory=dict)  # phase name -> [Invocation]
     error: Optional[BaseException] = None
     fn: object = None  # the LambdaFunction while it runs (stopped from the main thread on Ctrl-C)
+    phase: str = "start"  # what it is doing now (the progress line)
 
 
 def call_ms(record) -> Optional[float]:
@@ -84,22 +102,29 @@ def call_ms(record) -> Optional[float]:
 
 
 def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dict, args, offset: float,
-            stop: threading.Event) -> None:
-    env = keepalive_env(on=run.config.on, **timers, debug=False)
+            stop: threading.Event, progress: Progress) -> None:
+    env = {**keepalive_env(on=run.config.on, **timers, debug=False), **run.config.env}
     try:
+        run.phase = "cold start"
+        progress.show(run.phase, run.config.name)
         with network.function(EXAMPLE, "app." + run.handler, table=TABLE, python=args.python,
-                              opt=opt if run.config.layer else None, env=env) as raw:
+                              opt=opt if run.config.layer else None, env=env,
+                              memory_mb=args.memory_mb) as raw:
             run.fn = raw
-            fn = CountingFunction(raw, network)
+            fn = progress.wrap(CountingFunction(raw, network),
+                               lambda: (run.phase, "%s / %s" % (run.config.name, HANDLERS[run.handler])))
             time.sleep(offset)
+            run.phase = "warm-up"
             run.phases["warm-up"] = [fn.invoke({})]
             if not stop.is_set():
                 # A configuration without a reported steady phase still runs one ("filler", left out
                 # of the tables and the plot), so that every gap phase happens at the same time.
                 phase = "steady" if run.config.steady else "filler"
+                run.phase = phase
                 run.phases[phase] = driver.run(fn, {}, n=args.steady, interval_s=1.0)
             if not stop.is_set():
                 gaps = [args.gap] * args.gaps
+                run.phase = "gaps"
                 # After the steady phase the function is already warm: the first gap starts now.
                 run.phases["gaps"] = run_gaps(fn, network, {}, gaps, no_packets=run.config.no_packets,
                                               warm_up=False)
@@ -107,7 +132,7 @@ def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dic
         run.error = error
 
 
-def warm_jvm(ddb, n: int) -> None:
+def warm_jvm(ddb, n: int, table: str = TABLE) -> None:
     """Puts from this process before anything is measured. DynamoDB Local runs in a JVM whose JIT
     needs a few hundred requests to settle (measured here: median put 7.6 ms over the first 300,
     3.3 ms after 900, through the TLS front); without this the first configurations' steady phase
@@ -117,7 +142,7 @@ def warm_jvm(ddb, n: int) -> None:
     started = time.monotonic()
     client = lab_client(ddb)
     for i in range(n):
-        client.put_item(TableName=TABLE, Item={"pk": {"S": "warm-%d" % i}})
+        client.put_item(TableName=table, Item={"pk": {"S": "warm-%d" % i}})
     print("Warmed DynamoDB Local's JVM with %d puts (%.1f s)" % (n, time.monotonic() - started), flush=True)
 
 
@@ -144,6 +169,9 @@ def parse_args(argv):
     p.add_argument("--jvm-warmup", type=int, default=900, help="puts to warm DynamoDB Local first")
     p.add_argument("--python", default=PYTHON, choices=PYTHON_MINORS,
                    help="CPython minor of the stand-in runtime (make demo: 3.12, else one this machine has)")
+    p.add_argument("--memory-mb", type=int, default=MEMORY_MB,
+                   help="the functions' memory size: CPU share (1769 MB = 1 vCPU) and "
+                        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE (default %d)" % MEMORY_MB)
     p.add_argument("--no-packets", action=argparse.BooleanOptionalAction, default=True,
                    help="also run the layer-on gap phase with no packet leaving the frozen env")
     args = p.parse_args(argv)
@@ -166,8 +194,16 @@ def main(argv=None) -> int:
     timers = scaled_timers(args.nat_timeout)
     scale = args.nat_timeout / NAT_TIMEOUT_S
     configs = CONFIGS + ([NO_PACKETS] if args.no_packets else [])
+    botocore = runtime_botocore(args.python)
+    not_run = {}
+    if aws_switch_missing(botocore):
+        not_run[AWS_SWITCH.label] = aws_switch_missing(botocore)
+        configs.remove(AWS_SWITCH)
     print("Lab: DynamoDB Local over TLS, RTT %.1f ms (Netem), NAT in reset mode, CPython %s stand-in"
           % (args.rtt_ms, args.python))
+    print("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota; 1769 MB = 1 vCPU)"
+          % (args.memory_mb, 100 * cpu_share.share(args.memory_mb)))
+    print("No layer = the runtime-kind botocore %s (RUNTIME_BOTO3)" % botocore)
     print("Time scale: NAT idle timeout 350 s -> %d s (x%.4f); gaps of %.1f s stand for %.0f s"
           % (args.nat_timeout, scale, args.gap, args.gap / scale))
     print("Layer timers scaled the same way (whole seconds, kernel minimum 1): "
@@ -178,6 +214,7 @@ def main(argv=None) -> int:
     started = time.monotonic()
     stop = threading.Event()
     runs = [Run(c, h) for h in HANDLERS for c in configs]
+    progress = Progress("demo %d MB" % args.memory_mb, total=len(runs) * (1 + args.steady + args.gaps))
     networks: list[FunctionNetwork] = []
     threads = []
     with DynamoDBLocal() as ddb:
@@ -189,11 +226,15 @@ def main(argv=None) -> int:
             for _ in runs:
                 networks.append(FunctionNetwork(ddb, nat_timeout=args.nat_timeout, mode="reset",
                                                 rtt=args.rtt_ms / 1000.0).start())
+            bundle = networks[0].function_env(TABLE)["AWS_CA_BUNDLE"]
+            print("Trust store: %d certificates (the SDK's default bundle + the lab CA), AWS_CA_BUNDLE=%s"
+                  % (certificates(bundle), bundle))
             print("Running %d environments side by side (%s x %s) ..."
                   % (len(runs), "/".join(c.name for c in configs), "/".join(HANDLERS)), flush=True)
             for i, (run, network) in enumerate(zip(runs, networks)):
                 t = threading.Thread(target=run_one, name="demo-%s-%s" % (run.config.name, run.handler),
-                                     args=(run, network, opt, timers, args, i / len(runs), stop),
+                                     args=(run, network, opt, timers, args, i / len(runs), stop,
+                                           progress),
                                      daemon=True)
                 t.start()
                 threads.append(t)
@@ -205,6 +246,7 @@ def main(argv=None) -> int:
             print("\ninterrupted: stopping everything", file=sys.stderr)
             raise
         finally:
+            progress.close()
             stop.set()
             for run in runs:
                 if run.fn is not None:
@@ -214,7 +256,7 @@ def main(argv=None) -> int:
     failed = [r for r in runs if r.error is not None]
     for r in failed:
         print("%s / %s failed: %r" % (r.config.name, r.handler, r.error), file=sys.stderr)
-    print_tables(runs, HANDLERS, call_ms)
+    print_tables(runs, HANDLERS, call_ms, not_run)
     plot(runs, HANDLERS, call_ms, args, Path(args.png))
     print("Plot: %s" % args.png)
     print("Total %.0f s" % (time.monotonic() - started))

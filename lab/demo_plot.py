@@ -82,8 +82,9 @@ def plot(runs, handlers: dict, call_ms, args, path: Path) -> None:
             if scale == "log":
                 axis.set_major_formatter(ticker.FuncFormatter(_plain))
                 axis.set_minor_formatter(ticker.FuncFormatter(_plain_minor))
-    fig.suptitle("aws-python-keepalive demo: DynamoDB Local over TLS, RTT %.0f ms, NAT idle timeout "
-                 "350 s scaled to %d s (reset mode)" % (args.rtt_ms, args.nat_timeout), fontsize=11)
+    fig.suptitle("aws-python-keepalive demo at %d MB (its CPU share): DynamoDB Local over TLS, RTT %.0f ms, "
+                 "NAT idle timeout 350 s scaled to %d s (reset mode)"
+                 % (args.memory_mb, args.rtt_ms, args.nat_timeout), fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -36,10 +36,11 @@ def rows(runs, handler, call_ms):
     return out
 
 
-def markdown(table_rows) -> str:
-    cells = [HEADER] + [tuple(str(c) for c in row) for row in table_rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(HEADER))]
-    right = lambda i: i >= 2  # noqa: E731 - numbers right-aligned
+def markdown(table_rows, header=HEADER, first_number=2) -> str:
+    """A Markdown table; columns from ``first_number`` on are numbers, right-aligned."""
+    cells = [header] + [tuple(str(c) for c in row) for row in table_rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    right = lambda i: i >= first_number  # noqa: E731 - numbers right-aligned
 
     def line(row):
         return "| " + " | ".join(c.rjust(w) if right(i) else c.ljust(w)
@@ -50,9 +51,11 @@ def markdown(table_rows) -> str:
     return "\n".join([line(cells[0]), sep] + [line(r) for r in cells[1:]])
 
 
-def print_tables(runs, handlers: dict, call_ms) -> None:
+def print_tables(runs, handlers: dict, call_ms, not_run=None) -> None:
+    """``not_run``: configuration label -> why it did not run, shown as its row (no numbers)."""
     for handler, what in handlers.items():
         print()
         print("app.%s (%s per invocation; ms = the function's own timing of its %s)" % (handler, what, what))
         print()
-        print(markdown(rows(runs, handler, call_ms)))
+        skipped = [(label, why) + ("-",) * (len(HEADER) - 2) for label, why in (not_run or {}).items()]
+        print(markdown(rows(runs, handler, call_ms) + skipped))

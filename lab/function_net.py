@@ -30,6 +30,7 @@ import time
 from typing import Any, Optional, Sequence
 
 from lab.driver import sleep_until
+from lab.trust_store import sdk_bundle_with
 from lab.lambda_env import BASE_ENV, Invocation, LambdaFunction
 from lab.nat import NatNamespace
 from lab.netem import Netem
@@ -41,6 +42,25 @@ _hostnames_lock = threading.Lock()
 # The layer's shipped defaults and the AWS middlebox timeout they are designed against (README).
 NAT_TIMEOUT_S = 350
 DEFAULTS = {"idle": 60, "interval": 10, "count": 3, "max_idle": 300}
+
+# AWS's own switch, the anchor the demo and the soak run beside the layer: botocore 1.42.29+ reads
+# BOTOCORE_TCP_KEEPALIVE=true (botocore PR #3579) and sets SO_KEEPALIVE alone, so the kernel's
+# timers apply (first probe after 7200 s, sysctl net.ipv4.tcp_keepalive_time), and it replaces no
+# pooled connection. Nothing of ours runs in that configuration.
+AWS_SWITCH_ENV = {"BOTOCORE_TCP_KEEPALIVE": "true"}
+AWS_SWITCH_SINCE = "1.42.29"
+
+
+def aws_switch_missing(botocore_version: str) -> Optional[str]:
+    """None when that botocore reads BOTOCORE_TCP_KEEPALIVE; else the sentence a report shows in the
+    configuration's place (the variable would be silently ignored: numbers would be "no layer" again)."""
+    def key(version):
+        return tuple(int(part) for part in version.split(".")[:3])
+
+    if key(botocore_version) >= key(AWS_SWITCH_SINCE):
+        return None
+    return "not run: the runtime-kind botocore %s predates BOTOCORE_TCP_KEEPALIVE (%s+)" % (
+        botocore_version, AWS_SWITCH_SINCE)
 
 
 def scaled_timers(nat_timeout_s: int) -> dict:
@@ -130,13 +150,15 @@ class FunctionNetwork:
         return "https://%s:%d" % (self.nat.host_address, self.netem.port)
 
     def function_env(self, table: str) -> dict:
-        """Variables the example handler needs: table, endpoint (no code change), CA to trust."""
+        """Variables the example handler needs: table, endpoint (no code change), CAs to trust:
+        a real-size trust store, the SDK's default bundle with the lab CA added (lab/trust_store.py)."""
         return {"TABLE_NAME": table, "AWS_ENDPOINT_URL_DYNAMODB": self.endpoint_url,
-                "AWS_CA_BUNDLE": self.ddb.ca_bundle_path}
+                "AWS_CA_BUNDLE": sdk_bundle_with(self.ddb.ca_bundle_path)}
 
     def function(self, task_root, handler: str, *, table: str, env: Optional[dict] = None,
                  **kwargs) -> LambdaFunction:
-        """A LambdaFunction running inside the namespace (not started; use ``with``)."""
+        """A LambdaFunction running inside the namespace (not started; use ``with``); ``kwargs`` go to
+        LambdaFunction (e.g. ``memory_mb``: the CPU share and AWS_LAMBDA_FUNCTION_MEMORY_SIZE)."""
         return LambdaFunction(task_root, handler, env={**self.function_env(table), **(env or {})},
                               prefix=self.nat.command([]), api_sock_factory=self.nat.socket, **kwargs)
 

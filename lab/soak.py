@@ -10,7 +10,12 @@ What runs (everything on this machine):
   the scaled-down 350 s, and a Netem hop that also plays the endpoint closing idle connections
   itself (a FIN after ``ENDPOINT_IDLE_T`` x T, as DynamoDB Local does after 30 s and S3 is said
   to after ~20 s).
-* Per configuration one execution environment (lab.lambda_env, CPython 3.12) running
+* Configurations: no layer (the runtime-kind boto3, RUNTIME_BOTO3), no layer with AWS's own
+  ``BOTOCORE_TCP_KEEPALIVE=true`` ("no-layer-aws-switch", lab.function_net.AWS_SWITCH_ENV; not run,
+  and said so, when the runtime-kind botocore predates it), the layer on, and the layer on with no
+  packet leaving the frozen environment.
+* Per configuration one execution environment (lab.lambda_env, CPython 3.12) at ``--memory-mb``'s
+  CPU share with a real-size trust store (as make demo: lab/cpu_share.py, lab/trust_store.py) running
   lab/soak_task/soak_threads.py: each invocation 1-64 checked puts over 1-32 threads on one
   module-level client.
 * Rounds from lab.soak_chaos (one seed, the same for every configuration): an idle gap of
@@ -25,6 +30,7 @@ What runs (everything on this machine):
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import random
 import shutil
@@ -32,15 +38,18 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from lab import nat
+from lab import cpu_share, nat
 from lab.driver import sleep_until
 from lab.dynamodb import DynamoDBLocal
-from lab.function_net import FunctionNetwork, create_table, keepalive_env, lab_client, scaled_timers
+from lab.function_net import (AWS_SWITCH_ENV, FunctionNetwork, aws_switch_missing, create_table, keepalive_env,
+                              lab_client, scaled_timers)
 from lab.lambda_env import extract_layer, runtime_python
+from lab.progress import Progress
+from lab.runtime_prefix import runtime_botocore
 from lab.soak_chaos import schedule
 from lab.tls_front import TLSFront
 
@@ -60,10 +69,13 @@ class Configuration:
     layer: bool
     no_packets: bool
     workload: str = "threads"
+    env: dict = field(default_factory=dict)  # more of the function's variables
 
 
+AWS_SWITCH = Configuration("no-layer-aws-switch", layer=False, no_packets=False, env=AWS_SWITCH_ENV)
 CONFIGURATIONS = [
     Configuration("no-layer", layer=False, no_packets=False),
+    AWS_SWITCH,
     Configuration("layer-on", layer=True, no_packets=False),
     Configuration("layer-on-nopkt", layer=True, no_packets=True),
 ]
@@ -163,14 +175,18 @@ def audit(backend: Backend, prefixes: dict) -> dict:
 
 
 def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=print,
-             configurations: tuple = tuple(CONFIGURATIONS), tasks: Optional[dict] = None) -> dict:
-    """The whole soak; returns the raw data (see lab.soak_report.build_report)."""
+             configurations: tuple = tuple(CONFIGURATIONS), tasks: Optional[dict] = None,
+             memory_mb: Optional[int] = None, progress: Optional[Progress] = None) -> dict:
+    """The whole soak; returns the raw data (see lab.soak_report.build_report). ``memory_mb``: the
+    functions' memory size (CPU share), None = full CPU. ``progress``: the status line, if any."""
     timers = scaled_timers(nat_timeout)
     rounds = schedule(seed, duration_s, nat_timeout)
+    progress = progress if progress is not None else Progress("soak", stream=io.StringIO())  # silent
     backend = Backend()
     networks: dict = {}
     functions: dict = {}
     raw = {"seed": seed, "duration_s": duration_s, "nat_timeout_s": nat_timeout, "timers": timers,
+           "memory_mb": memory_mb,
            "endpoint_idle_s": ENDPOINT_IDLE_T * nat_timeout, "invocations": [], "warm_up": [],
            "restarts": [], "modes": [], "rounds": []}
     run_id = "%d-%d" % (seed, int(time.time()))
@@ -179,14 +195,15 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
         backend.start()
         create_table(backend, TABLE)
         for config in configurations:
+            progress.show("cold start", config.name)
             network = FunctionNetwork(backend, nat_timeout=nat_timeout, mode=rounds[0].nat_mode).start()
             networks[config.name] = network
             network.netem.idle_timeout = ENDPOINT_IDLE_T * nat_timeout
             network.netem.idle_action = "fin"
-            env = keepalive_env(on=config.layer, **timers, debug=False)
+            env = {**keepalive_env(on=config.layer, **timers, debug=False), **config.env}
             task = (tasks or {}).get(config.workload, TASK)
             fn = network.function(task, WORKLOADS[config.workload], table=TABLE, python=PYTHON,
-                                  opt=opt if config.layer else None, env=env)
+                                  opt=opt if config.layer else None, env=env, memory_mb=memory_mb)
             functions[config.name] = fn.start()
         log("Soak: %d s, seed %d, NAT timeout T=%d s (350 s scaled), endpoint closes idle "
             "connections after %.1f s; layer timers %s" % (duration_s, seed, nat_timeout,
@@ -199,6 +216,9 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             """One invocation of ``config``'s function (thawed for it when no packet may leave it
             between invocations); returns it and its record (gap since the previous one, if any)."""
             network, fn = networks[config.name], functions[config.name]
+            phase = "warm-up" if round_index < 0 else "round %d, %.0f/%.0f s" % (
+                round_index, time.monotonic() - (deadline - duration_s), duration_s)
+            progress.show(phase, config.name)
             if config.no_packets and network.nat.frozen:
                 network.nat.thaw()
             begin = time.monotonic()
@@ -209,6 +229,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             if config.no_packets:
                 network.nat.freeze()
             last_end[config.name] = time.monotonic()
+            progress.step(phase, config.name)
             return record, entry
 
         for config in configurations:
@@ -232,6 +253,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
                 back = backend.restart(chaos.restart)
                 raw["restarts"].append({"kind": chaos.restart, "t": began, "back": back})
                 log("  round %d: restarted %s (%.1f s)" % (chaos.index, chaos.restart, back - began))
+            progress.show("round %d: gap %.1f s" % (chaos.index, chaos.gap_s), "all frozen")
             sleep_until(gap_start + chaos.gap_s)
             turn = chaos.index % len(configurations)
             order = configurations[turn:] + configurations[:turn]
@@ -245,6 +267,7 @@ def run_soak(*, duration_s: float, seed: int, nat_timeout: int, opt: Path, log=p
             log("  round %d: gap %.1f s, %s, %d puts / %d threads: %s" % (
                 chaos.index, chaos.gap_s, chaos.nat_mode, chaos.puts, chaos.threads,
                 ", ".join("%s %s" % (i["configuration"], _summary(i)) for i in done)))
+        progress.show("audit", "the whole table")
         raw["ended"] = time.time()
         for network in networks.values():
             network.nat.thaw()
@@ -280,6 +303,8 @@ def parse_args(argv):
     p.add_argument("--raw", default=str(REPO / "build" / "soak-raw.json"))
     p.add_argument("--png", default=str(REPO / "build" / "soak.png"), help="'' for no plot")
     p.add_argument("--aio", action="store_true", help="also the aiobotocore variant")
+    p.add_argument("--memory-mb", type=int, default=128,
+                   help="the functions' memory size: CPU share (1769 MB = 1 vCPU), default 128")
     return p.parse_args(argv)
 
 
@@ -295,20 +320,34 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
     runtime_python(PYTHON)
     workdir = Path(tempfile.mkdtemp(prefix="lab-soak-opt-"))
+    progress = Progress("soak %d MB, seed %d" % (args.memory_mb, seed))
     try:
         opt = extract_layer(args.zip, workdir / "opt")
         configurations = CONFIGURATIONS + (AIO_CONFIGURATIONS if args.aio else [])
+        not_run = aws_switch_missing(runtime_botocore(PYTHON))
+        if not_run:
+            configurations.remove(AWS_SWITCH)
+            print("%s: %s" % (AWS_SWITCH.name, not_run), flush=True)
         tasks = {"aio": aio_task()} if args.aio else {}
+        print("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota); trust store: "
+              "the SDK's default bundle + the lab CA" % (args.memory_mb, 100 * cpu_share.share(args.memory_mb)),
+              flush=True)
         raw = run_soak(duration_s=args.duration, seed=seed, nat_timeout=args.nat_timeout, opt=opt,
-                       log=lambda line: print(line, flush=True),
-                       configurations=tuple(configurations), tasks=tasks)
+                       log=progress.print, configurations=tuple(configurations), tasks=tasks,
+                       memory_mb=args.memory_mb, progress=progress)
     finally:
+        progress.close()
         shutil.rmtree(workdir, ignore_errors=True)
     report = build_report(raw)
+    report["runtime_botocore"] = runtime_botocore(PYTHON)
+    if not_run:
+        report["not_run"] = {AWS_SWITCH.name: not_run}
     for path, data in ((args.raw, raw), (args.json, report)):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(data, indent=1) + "\n")
     print_table(report)
+    if not_run:
+        print("| %s | %s |" % (AWS_SWITCH.name, not_run))
     print("Wrote %s (raw data: %s)" % (args.json, args.raw))
     if args.png:
         try:

@@ -110,7 +110,7 @@ def build_report(raw: dict) -> dict:
         rows.append(row)
         details[name] = detail
     run = {key: raw.get(key) for key in ("seed", "duration_s", "nat_timeout_s", "endpoint_idle_s",
-                                         "timers", "total_s")}
+                                         "timers", "total_s", "memory_mb")}
     run["restarts"] = [r["kind"] for r in raw["restarts"]]
     run["rounds"] = len(raw.get("rounds", []))
     run["drop_mode_rounds"] = sum(1 for r in raw.get("rounds", []) if r["nat_mode"] == "drop")
@@ -144,8 +144,9 @@ def table_lines(report: dict) -> list:
 
 def print_table(report: dict) -> None:
     run = report["run"]
-    print("Soak: seed %s, %s rounds (%s in drop mode) in %.0f s, restarts: %s" % (
+    print("Soak: seed %s, %s rounds (%s in drop mode) in %.0f s, restarts: %s; memory size %s" % (
         run["seed"], run["rounds"], run["drop_mode_rounds"], run["total_s"] or 0,
-        ", ".join(run["restarts"]) or "none"))
+        ", ".join(run["restarts"]) or "none",
+        "%d MB" % run["memory_mb"] if run.get("memory_mb") else "- (full CPU)"))
     for line in table_lines(report):
         print(line)

@@ -9,9 +9,11 @@ fails (an unexpected botocore), it is reported once and that part of botocore st
    kernel's defaults apply: first probe after 7200 s, far beyond the 350 s after which NAT
    gateways, NLBs and VPC endpoints forget a flow.  The wrapper decides whether keep-alive is
    wanted with the precedence modern botocore (1.42.29+) uses -- ``Config(tcp_keepalive=...)``,
-   then ``BOTOCORE_TCP_KEEPALIVE`` (only ever the user's: the layer does not export it), then the
-   profile's ``tcp_keepalive`` -- with the layer's "on" as the last word, and then adds
-   SO_KEEPALIVE with TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT, or leaves all of them out.
+   then the session's config store (``session.set_config_variable``, a config provider; from
+   1.42.29 the store also holds the next two), then ``BOTOCORE_TCP_KEEPALIVE`` (only ever the
+   user's: the layer does not export it), then the profile's ``tcp_keepalive`` -- with the
+   layer's "on" as the last word, and then adds SO_KEEPALIVE with TCP_KEEPIDLE, TCP_KEEPINTVL and
+   TCP_KEEPCNT, or leaves all of them out.
 
 2. Pool size.  ``Session.create_client`` gets ``Config(max_pool_connections=N)`` merged under the
    caller's config when neither the caller's config nor the session's default config sets it.
@@ -120,7 +122,8 @@ def _patch_socket_options(settings, version, path):
                 # 1.27.84+ pass the client's Config; older versions have no tcp_keepalive in it.
                 client_config = args[0] if args else kwargs.get("client_config")
                 kept = [option for option in options if tuple(option[:2]) not in ours_keys]
-                if keepalive_wanted(settings, scoped_config, client_config):
+                config_store = getattr(self, "_config_store", None)
+                if keepalive_wanted(settings, scoped_config, client_config, config_store):
                     return kept + ours
                 return kept
             except Exception as error:
@@ -135,11 +138,21 @@ def _patch_socket_options(settings, version, path):
     _wrap(ClientArgsCreator, "_compute_socket_options", make_wrapper)
 
 
-def keepalive_wanted(settings, scoped_config, client_config):
+def keepalive_wanted(settings, scoped_config, client_config, config_store=None):
     """Whether a client gets TCP keep-alive: explicit user settings first, then the layer (on)."""
     explicit = getattr(client_config, "tcp_keepalive", None)
     if explicit is not None:
         return bool(explicit)
+    # The config store answers None for "nobody set it": its default is None in every botocore
+    # (1.42.29+ map tcp_keepalive to the session variable, BOTOCORE_TCP_KEEPALIVE and the
+    # profile, default None; older ones map nothing, so only a provider the user registered or an
+    # override answers).  So any other value was set by someone, and botocore 1.42.29+ read it by
+    # truth value, unconverted when it is an override (set_config_variable('tcp_keepalive',
+    # 'True') is on): the same test here, so that a False that reaches botocore this way wins.
+    if config_store is not None:
+        stored = config_store.get_config_variable("tcp_keepalive")
+        if stored is not None:
+            return bool(stored)
     # The layer never sets BOTOCORE_TCP_KEEPALIVE, so a value here is the user's (set before
     # startup or by the function's code since) and wins over a profile, as in botocore 1.42.29+.
     env_value = os.environ.get("BOTOCORE_TCP_KEEPALIVE")

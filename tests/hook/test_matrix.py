@@ -46,8 +46,28 @@ HANDLER = """
                                            config=Config(tcp_keepalive=False))
             client.put_item(TableName="table", Item={"pk": {"S": "1"}})
             report["config_off"] = keepalive_probe.client_socket_options(client)
+        for how in event["store_off"]:
+            # tcp_keepalive=False reaching botocore through the session's config store.
+            session = botocore.session.Session()
+            if how == "provider":
+                from botocore.configprovider import ConstantProvider
+                session.get_component("config_store").set_config_provider(
+                    "tcp_keepalive", ConstantProvider(False))
+            else:
+                session.set_config_variable("tcp_keepalive", False)
+            client = session.create_client("dynamodb", region_name="us-east-1",
+                                           endpoint_url=event["url"])
+            client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            report["store_off_" + how] = keepalive_probe.client_socket_options(client)
         return report
 """
+
+
+def _store_off(version):
+    """How a config-store False can reach this botocore: a provider registered on the session's
+    store (every version with a store), and set_config_variable, which only reaches the store
+    where botocore maps tcp_keepalive in it (1.42.29+; before, botocore ignores it as well)."""
+    return ["provider", "variable"] if _tuple(version) >= (1, 42, 29) else ["provider"]
 
 
 def _folder(minor, version):
@@ -78,7 +98,7 @@ def _task_and_opt(tmp_path, folder):
     return str(task), str(tmp_path / "opt")
 
 
-def _check(run, version, task, config_off):
+def _check(run, version, task, config_off, store_off=()):
     import botocore
 
     assert run.returncode == 0, run
@@ -88,6 +108,9 @@ def _check(run, version, task, config_off):
             for o in run.result["default"]] == [(1, 60, 10, 3)]
     if config_off:
         assert run.result["config_off"][0]["SO_KEEPALIVE"] == 0
+    for how in store_off:
+        assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"]) for o in run.result["store_off_" + how]] == [
+            (0, 7200)], how
     shadow = [line for line in run.layer_lines if "shadows the layer's botocore" in line]
     assert len(shadow) == 1, run.stderr
     assert "botocore %s at %s" % (version, os.path.dirname(run.result["file"])) in shadow[0]
@@ -96,19 +119,22 @@ def _check(run, version, task, config_off):
 
 @pytest.mark.parametrize("version", MATRIX)
 def test_bundled_botocore_gets_keepalive(version, run_function, server, tmp_path):
-    """A function's own botocore gets the timers; Config(tcp_keepalive=False) wins where it exists."""
+    """A function's own botocore gets the timers; Config(tcp_keepalive=False) wins where it exists,
+    and so does a False in the session's config store."""
     task, opt = _task_and_opt(tmp_path, _folder(MINOR, version))
     config_off = _tuple(version) >= (1, 27, 84)
     run = run_function(HANDLER, env=ON, task=task, opt=opt,
-                       event={"url": server.url, "config_off": config_off})
-    _check(run, version, task, config_off)
+                       event={"url": server.url, "config_off": config_off,
+                              "store_off": _store_off(version)})
+    _check(run, version, task, config_off, _store_off(version))
 
 
 @pytest.mark.parametrize("version", MATRIX)
 def test_bundled_botocore_stock_when_off(version, run_function, server, tmp_path):
     """Switch off: the bundled botocore's sockets are stock (no keep-alive, 7200 s), no warning."""
     task, opt = _task_and_opt(tmp_path, _folder(MINOR, version))
-    run = run_function(HANDLER, task=task, opt=opt, event={"url": server.url, "config_off": False})
+    run = run_function(HANDLER, task=task, opt=opt,
+                       event={"url": server.url, "config_off": False, "store_off": []})
     assert run.returncode == 0, run
     assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"]) for o in run.result["default"]] == [(0, 7200)]
     assert run.stderr == ""
@@ -119,7 +145,7 @@ def test_oldest_signature_on_python39(run_function, server, tmp_path):
     assert os.path.isfile(OLD_PYTHON), "set AWS_KEEPALIVE_OLD_PYTHON to a CPython 3.9 (make test does)"
     task, opt = _task_and_opt(tmp_path, _folder("3.9", "1.12.17"))
     run = run_function(HANDLER, env=ON, task=task, opt=opt, python=OLD_PYTHON,
-                       event={"url": server.url, "config_off": False})
+                       event={"url": server.url, "config_off": False, "store_off": []})
     _check(run, "1.12.17", task, False)
 
 
@@ -128,7 +154,7 @@ def test_too_old_botocore_warns_and_works(run_function, server, tmp_path):
     assert os.path.isfile(OLD_PYTHON), "set AWS_KEEPALIVE_OLD_PYTHON to a CPython 3.9 (make test does)"
     task, opt = _task_and_opt(tmp_path, _folder("3.9", "1.12.16"))
     run = run_function(HANDLER, env=ON, task=task, opt=opt, python=OLD_PYTHON,
-                       event={"url": server.url, "config_off": False})
+                       event={"url": server.url, "config_off": False, "store_off": []})
     assert run.returncode == 0, run
     assert run.result["version"] == "1.12.16"
     assert [o["TCP_KEEPIDLE"] for o in run.result["default"]] == [7200]

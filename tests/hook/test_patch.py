@@ -134,6 +134,41 @@ def test_profile_tcp_keepalive_true_gets_timers(run_function, server, tmp_path):
     assert run.result["options"][0]["TCP_KEEPIDLE"] == 60
 
 
+STORE_AND_REPORT = """
+    import botocore.session
+    import keepalive_probe
+    from botocore.configprovider import ConstantProvider
+
+    def handler(event, context):
+        session = botocore.session.Session()
+        if event["how"] == "variable":
+            session.set_config_variable("tcp_keepalive", event["value"])
+        else:
+            session.get_component("config_store").set_config_provider(
+                "tcp_keepalive", ConstantProvider(event["value"]))
+        client = session.create_client("dynamodb", region_name="us-east-1", endpoint_url=event["url"])
+        client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+        return keepalive_probe.client_socket_options(client)
+"""
+
+
+@pytest.mark.parametrize("how", ["variable", "provider"])
+def test_config_store_false_wins(run_function, server, how):
+    """tcp_keepalive=False in the session's config store (set_config_variable, or a config
+    provider) switches keep-alive off, as Config does."""
+    run = run_function(STORE_AND_REPORT, env=ON, event={"url": server.url, "how": how, "value": False})
+    assert run.returncode == 0, run
+    assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"]) for o in run.result] == [(0, 7200)]
+
+
+def test_session_config_variable_true_gets_timers(run_function, server):
+    """set_config_variable("tcp_keepalive", True) gets the layer's timers, not just SO_KEEPALIVE."""
+    run = run_function(STORE_AND_REPORT, env=ON,
+                       event={"url": server.url, "how": "variable", "value": True})
+    assert run.returncode == 0, run
+    assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"]) for o in run.result] == [(1, 60)]
+
+
 def test_pool_size_applies_to_clients_without_one(run_function, server):
     """AWS_PYTHON_KEEPALIVE_POOL_SIZE sets max_pool_connections, down to urllib3's pool."""
     source = """

@@ -18,11 +18,14 @@ from aws_keepalive import patch, settings, trust
 
 @pytest.fixture
 def trust_once():
-    """The layer's trust patch on this process's botocore, removed after the test."""
+    """The layer's trust patch on this process's botocore, removed after the test (with the
+    process's shared contexts, so no test sees another's)."""
+    trust._shared.clear()
     trust.patch(settings.Settings(), None, None)
     yield
-    wrapper = URLLib3Session._setup_ssl_cert
-    URLLib3Session._setup_ssl_cert = getattr(wrapper, patch.WRAPPED)
+    for name in ("_setup_ssl_cert", "_get_pool_manager_kwargs"):
+        setattr(URLLib3Session, name, getattr(getattr(URLLib3Session, name), patch.WRAPPED))
+    trust._shared.clear()
 
 
 @pytest.fixture
@@ -60,8 +63,8 @@ class TlsServer:
         self.server.__exit__(*exc)
 
 
-def client(url, verify):
-    session = botocore.session.get_session()
+def client(url, verify, session=None, **config):
+    session = session or botocore.session.get_session()
     return session.create_client(
         "dynamodb",
         region_name="us-east-1",
@@ -69,8 +72,13 @@ def client(url, verify):
         verify=verify,
         aws_access_key_id="AKIDTEST",
         aws_secret_access_key="secret",
-        config=Config(retries={"max_attempts": 1, "mode": "standard"}),
+        config=Config(retries={"max_attempts": 1, "mode": "standard"}, **config),
     )
+
+
+def context_of(ddb):
+    """The SSLContext a client's pools get (botocore's private pool manager)."""
+    return ddb._endpoint.http_session._manager.connection_pool_kw["ssl_context"]
 
 
 def test_bundle_loaded_once_for_many_new_connections(trust_once, loads, tmp_path):
@@ -261,3 +269,187 @@ def test_through_a_proxy_bundle_loaded_once_and_still_verified(trust_once, loads
         proxy.close()
     assert proxy.tunnels >= 4  # every connection went through the tunnel
     assert loads.count(tls.ca_bundle) == 1
+
+
+# --- once per process: clients with the same TLS settings share one loaded context ---------------
+
+
+def test_clients_with_the_same_bundle_share_one_load(trust_once, loads, tmp_path):
+    """Three clients (three sessions, as boto3.client does) with one bundle: one load in the
+    process, one context; each still verifies its server (stock: one load per connection)."""
+    with TlsServer(tmp_path, "a") as tls:
+        clients = [client(tls.server.url, tls.ca_bundle) for _ in range(3)]
+        for ddb in clients:
+            ddb.list_tables()
+        assert tls.server.connections == 3
+    assert loads.count(tls.ca_bundle) == 1
+    assert len({id(context_of(ddb)) for ddb in clients}) == 1
+
+
+def test_a_client_that_never_connects_loads_nothing(trust_once, loads, tmp_path):
+    """Sharing moves no cost to client creation: a client that sends nothing loads no bundle."""
+    with TlsServer(tmp_path, "a") as tls:
+        client(tls.server.url, tls.ca_bundle)
+    assert loads == []
+
+
+def test_a_bundle_changed_on_disk_is_read_by_new_clients(trust_once, tmp_path):
+    """The shared context is keyed on the file's identity: after the bundle file is rewritten
+    with another CA, a new client trusts only the new CA; the old client keeps what it loaded."""
+    with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
+        path = str(tmp_path / "bundle.pem")
+        with open(path, "wb") as out:
+            out.write(open(a.ca_bundle, "rb").read())
+        old = client(a.server.url, path)
+        old.list_tables()
+        with open(path, "wb") as out:
+            out.write(open(b.ca_bundle, "rb").read() + b"\n")
+        client(b.server.url, path).list_tables()
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            client(a.server.url, path).list_tables()
+        old.list_tables()
+
+
+class MutualTlsServer(TlsServer):
+    """A TLS server that requires a client certificate issued by its own CA."""
+
+    def __init__(self, tmp_path, name):
+        super().__init__(tmp_path, name, close_after_response=True)
+        authority = trustme.CA()
+        context = self.server.tls_context
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cadata=authority.cert_pem.bytes().decode())
+        leaf = authority.issue_cert("lab-client@example.com")
+        self.client_cert = str(tmp_path / ("%s-client.pem" % name))
+        self.client_key = str(tmp_path / ("%s-client.key" % name))
+        leaf.cert_chain_pems[0].write_to_path(self.client_cert)
+        leaf.private_key_pem.write_to_path(self.client_key)
+
+
+def test_client_certificates_keep_clients_apart(trust_once, tmp_path):
+    """client_cert is honoured: with the same bundle, a client with the certificate gets through
+    a server that demands one, a client without it is refused (whichever was created first), and
+    the two never share a context."""
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        without = client(mtls.server.url, mtls.ca_bundle)
+        with_cert = client(mtls.server.url, mtls.ca_bundle,
+                           client_cert=(mtls.client_cert, mtls.client_key))
+        with_cert.list_tables()
+        with pytest.raises(Exception):
+            without.list_tables()
+        with_cert.list_tables()
+        assert context_of(with_cert) is not context_of(without)
+        again = client(mtls.server.url, mtls.ca_bundle, client_cert=(mtls.client_cert, mtls.client_key))
+        again.list_tables()
+        assert context_of(again) is context_of(with_cert)
+
+
+def test_profile_ca_bundle_and_aws_ca_bundle_honoured(trust_once, loads, tmp_path, monkeypatch):
+    """The profile's ca_bundle and AWS_CA_BUNDLE are what the client trusts, as stock: each
+    connects to its server, rejects the other's, and is loaded once for two new connections."""
+    with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
+        config_file = tmp_path / "config"
+        config_file.write_text("[default]\nca_bundle = %s\n" % a.ca_bundle)
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(config_file))
+        monkeypatch.delenv("AWS_CA_BUNDLE", raising=False)
+        for _ in range(2):
+            client(a.server.url, None).list_tables()
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            client(b.server.url, None).list_tables()
+        monkeypatch.setenv("AWS_CA_BUNDLE", b.ca_bundle)  # the variable wins over the profile
+        for _ in range(2):
+            client(b.server.url, None).list_tables()
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            client(a.server.url, None).list_tables()
+        client(a.server.url, a.ca_bundle).list_tables()  # an explicit verify wins over both
+    assert loads.count(a.ca_bundle) == 1 and loads.count(b.ca_bundle) == 1
+
+
+class TlsConnectProxy:
+    """An HTTPS proxy on loopback (TLS to the proxy, certificate for localhost from its own CA)
+    that tunnels CONNECT requests: the client speaks TLS to the destination inside TLS to it."""
+
+    def __init__(self, tmp_path):
+        import socket
+        import threading
+
+        authority = trustme.CA()
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        authority.issue_cert("localhost").configure_cert(self.context)
+        self.ca_bundle = str(tmp_path / "proxy-ca.pem")
+        authority.cert_pem.write_to_path(self.ca_bundle)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = "https://localhost:%d" % self.listener.getsockname()[1]
+        self.tunnels = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+
+        while True:
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+
+    def _serve(self, raw):
+        import select
+        import socket
+
+        try:
+            tls = self.context.wrap_socket(raw, server_side=True)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += tls.recv(4096)
+            port = int(head.split(b" ")[1].decode().rsplit(":", 1)[1])
+            upstream = socket.create_connection(("127.0.0.1", port))
+            self.tunnels += 1
+            tls.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            # One thread both ways: an SSLSocket must not be read and written from two threads.
+            while True:
+                ready = [tls] if tls.pending() else select.select([tls, upstream], [], [], 10)[0]
+                if not ready:
+                    break
+                if tls in ready:
+                    data = tls.recv(65536)
+                    if not data:
+                        break
+                    upstream.sendall(data)
+                if upstream in ready:
+                    data = upstream.recv(65536)
+                    if not data:
+                        break
+                    tls.sendall(data)
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            raw.close()
+
+    def close(self):
+        self.listener.close()
+
+
+def test_https_proxy_with_its_own_ca_bundle(trust_once, loads, tmp_path):
+    """proxies_config's proxy_ca_bundle verifies the proxy, the client's bundle the destination
+    inside the tunnel: three new connections load each once; a proxy bundle without the proxy's
+    CA is refused, and so is a destination whose CA is not in the client's bundle."""
+    proxy = TlsConnectProxy(tmp_path)
+    try:
+        with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
+            def make(verify, proxy_ca):
+                return client(tls.server.url, verify, proxies={"https": proxy.url},
+                              proxies_config={"proxy_ca_bundle": proxy_ca})
+
+            ddb = make(tls.ca_bundle, proxy.ca_bundle)
+            for _ in range(3):
+                ddb.list_tables()
+            assert proxy.tunnels == 3
+            with pytest.raises(Exception):
+                make(tls.ca_bundle, other.ca_bundle).list_tables()  # the proxy is not trusted
+            with pytest.raises(SSLError):
+                make(other.ca_bundle, proxy.ca_bundle).list_tables()  # the destination is not
+    finally:
+        proxy.close()
+    assert loads.count(tls.ca_bundle) == 1
+    assert loads.count(proxy.ca_bundle) == 2  # botocore's own: once per proxy manager (two clients)

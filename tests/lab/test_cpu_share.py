@@ -29,7 +29,7 @@ def test_child_runs_under_the_memory_sizes_quota(memory_mb, quota_us):
     done = cpu_share.run([sys.executable, "-c", READ_OWN_QUOTA], memory_mb,
                          capture_output=True, text=True, check=True)
     name, quota, period = done.stdout.split()
-    assert name == "aws-keepalive-%d-%d" % (os.getpid(), memory_mb)
+    assert name.startswith("aws-keepalive-%d-" % os.getpid()) and name.endswith("-%d" % memory_mb)
     assert (int(quota), int(period)) == (quota_us, 100000)
     assert _ours() == []
 
@@ -38,4 +38,23 @@ def test_cgroup_removed_when_the_command_fails():
     """A command that cannot start still leaves no cgroup behind."""
     with pytest.raises((OSError, subprocess.SubprocessError)):
         cpu_share.run(["/nonexistent/command"], 128)
+    assert _ours() == []
+
+
+def test_prefixed_command_joins_the_quota_and_it_is_removed_after():
+    """A command behind Quota.prefix() runs in the quota (same pid as the shell: exec), and the
+    cgroup is gone after the block."""
+    with cpu_share.Quota(512) as quota:
+        done = subprocess.run(quota.prefix() + [sys.executable, "-c", READ_OWN_QUOTA],
+                              capture_output=True, text=True, check=True)
+        assert done.stdout.split()[0] == os.path.basename(quota.folder)
+        assert done.stdout.split()[1:] == ["28942", "100000"]
+    assert _ours() == []
+
+
+def test_two_quotas_of_one_memory_size_at_once():
+    """Several functions of one memory size (make demo's) each get their own cgroup."""
+    with cpu_share.Quota(128) as first, cpu_share.Quota(128) as second:
+        assert first.folder != second.folder
+        assert len(_ours()) == 2
     assert _ours() == []

@@ -7,6 +7,7 @@ import pytest
 from e2e import EXAMPLE, built_layer_fixture, direct_env, dynamodb_fixture, layer_botocore_version  # noqa: F401
 from e2e import lines_with
 from lab.lambda_env import LambdaFunction, hook_lines
+from lab.runtime_prefix import runtime_boto3
 from standin import PYTHONS
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
@@ -15,10 +16,10 @@ ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
 @pytest.mark.parametrize("python", PYTHONS)
 def test_hook_loads_with_the_untouched_example_handler(python, built_layer, dynamodb):
     """The zip's .pth activates the hook before the handler imports boto3; the layer's botocore (not
-    the runtime's bundled 1.34.162) is the one patched and used; the first put opens one connection,
+    the runtime's bundled kind, RUNTIME_BOTO3) is the one patched and used; the first put opens one connection,
     the second reuses it."""
     version = layer_botocore_version(built_layer)
-    assert version != "1.34.162"
+    assert version != runtime_boto3()
     with LambdaFunction(EXAMPLE, "app.handler", python=python, opt=built_layer,
                         env={**direct_env(dynamodb), **ON_DEBUG}) as fn:
         init = hook_lines(fn.init_lines)

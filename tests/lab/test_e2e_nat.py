@@ -4,7 +4,7 @@ scaled-down 350 s), DynamoDB Local over TLS on the far side, the function frozen
 GAP (4.5 s). The layer's timers are scaled the same way (IDLE=1, INTERVAL=1, COUNT=3, MAX_IDLE=2).
 
 Configurations compared: ON (layer, AWS_PYTHON_KEEPALIVE=1), OFF (layer, switch absent), NONE (no
-layer: the runtime's bundled botocore 1.34.162). Configurations run side by side, one namespace each.
+layer: the runtime's bundled-kind botocore, RUNTIME_BOTO3). Configurations run side by side, one namespace each.
 """
 
 import subprocess

@@ -10,7 +10,7 @@ The layer's default timers are used, so neither a keep-alive probe nor max idle 
 only the restore hook can save the first call.
 
 Configurations side by side, one namespace each: ON (AWS_PYTHON_KEEPALIVE=1), OFF (layer, switch
-absent), NONE (no layer: the runtime's bundled botocore 1.34.162).
+absent), NONE (no layer: the runtime's bundled-kind botocore, RUNTIME_BOTO3).
 """
 
 import time

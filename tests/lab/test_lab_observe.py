@@ -5,6 +5,7 @@ import pytest
 
 from standin import endpoint_fixture, layer_has_botocore, layer_root_fixture, write_task  # noqa: F401
 from lab.lambda_env import LambdaFunction
+from lab.runtime_prefix import runtime_boto3
 
 PUTS = """
     import logging, os
@@ -42,13 +43,13 @@ def _check(steady, reused, reset):
 
 @pytest.mark.parametrize("mode", ["legacy", "standard"])
 def test_counters_with_the_bundled_botocore(tmp_path, endpoint, mode):
-    """Bundled botocore 1.34 / urllib3 1.26: a reset shows as 1 retry, 1 connection error, 1 new
+    """The runtime-kind botocore (RUNTIME_BOTO3): a reset shows as 1 retry, 1 connection error, 1 new
     connection, in either retry mode; steady reuse shows none."""
     task = write_task(tmp_path / "task", puts=PUTS)
     env = {"LAB_ENDPOINT": endpoint.url, "AWS_RETRY_MODE": mode}
     with LambdaFunction(task, "puts.handler", env=env) as fn:
         steady, reused, reset = _run(fn, endpoint)
-    assert steady.result["botocore"] == "1.34.162"
+    assert steady.result["botocore"] == runtime_boto3()
     _check(steady, reused, reset)
     if mode == "legacy":  # only the legacy handler logs the exception it retries
         assert reset.counters["exceptions"] == ["ConnectionClosedError(ProtocolError)"]
@@ -61,7 +62,7 @@ def test_counters_with_the_layer_botocore(tmp_path, endpoint, layer_root):
     task = write_task(tmp_path / "task", puts=PUTS)
     with LambdaFunction(task, "puts.handler", opt=layer_root, env={"LAB_ENDPOINT": endpoint.url}) as fn:
         steady, reused, reset = _run(fn, endpoint)
-    assert steady.result["botocore"] != "1.34.162"
+    assert steady.result["botocore"] != runtime_boto3()
     _check(steady, reused, reset)
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from standin import PYTHONS, layer_has_botocore, layer_root_fixture, require_root_namespaces, write_task  # noqa: F401
 from lab.lambda_env import LambdaFunction, can_mount_opt, runtime_python
+from lab import runtime_prefix
+from lab.runtime_prefix import runtime_boto3
 
 TRIVIAL = """
     import os, sys
@@ -35,7 +37,7 @@ def task(tmp_path):
 
 @pytest.mark.parametrize("python", PYTHONS)
 def test_trivial_handler_on_every_cpython(task, python):
-    """awslambdaric on CPython 3.10-3.13 serves invocations; no layer means the bundled 1.34 boto3."""
+    """awslambdaric on CPython 3.10-3.13 serves invocations; no layer means the bundled-kind boto3 (RUNTIME_BOTO3)."""
     with LambdaFunction(task, "fn.handler", python=python) as fn:
         assert fn.init_ms is not None and fn.init_ms > 0
         assert [line.text for line in fn.init_lines] == ["init of fn"]
@@ -44,7 +46,7 @@ def test_trivial_handler_on_every_cpython(task, python):
             assert record.ok, record.outcome
             assert record.result["event"] == {"i": i} and record.result["rid"] == record.request_id
             assert record.result["python"] == python
-            assert record.result["awslambdaric"] == "4.2.2" and record.result["boto3"] == "1.34.162"
+            assert record.result["awslambdaric"] == "4.2.2" and record.result["boto3"] == runtime_boto3()
             assert record.stdout == ["handling {'i': %d}" % i]
 
 
@@ -185,7 +187,7 @@ def test_layer_pth_route_loads_the_hook(task, layer_root, python):
     assert init.index(hook[0]) < init.index("init of fn")
     assert record.ok and str(layer_root) in " ".join(record.result["path"][:3])
     if layer_has_botocore(layer_root):
-        assert record.result["boto3"] != "1.34.162"
+        assert record.result["boto3"] != runtime_boto3()
 
 
 def test_layer_with_switch_off_prints_nothing(task, layer_root):
@@ -197,14 +199,19 @@ def test_layer_with_switch_off_prints_nothing(task, layer_root):
 
 
 def test_runtime_venv_holds_exactly_the_lock(tmp_path):
-    """The runtime venv is current with lab/runtime-requirements.txt (hash-pinned versions)."""
+    """The runtime prefix holds lab/runtime-requirements.txt and the runtime-kind boto3 lock, compiled."""
     python = runtime_python("3.12")
     frozen = subprocess.run([str(python), "-c", "import importlib.metadata as m; import json; "
                              "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()}))"],
                             capture_output=True, text=True, check=True, env={})
     installed = json.loads(frozen.stdout)
-    assert installed["awslambdaric"] == "4.2.2" and installed["botocore"] == "1.34.162"
-    assert installed["urllib3"].startswith("1.26.")
+    assert installed["awslambdaric"] == "4.2.2" and installed["botocore"] == runtime_boto3()
+    pinned = dict(line.split(" ")[0].split("==") for line in runtime_prefix.sdk_lock().read_text().splitlines()
+                  if "==" in line and not line.startswith(" "))
+    assert installed["urllib3"] == pinned["urllib3"]
+    # Compiled when installed (the runtime ships bytecode): also a module nothing here imports.
+    compiled = runtime_prefix.site_packages(python.parents[1], "3.12") / "s3transfer" / "__pycache__"
+    assert any(name.startswith("processpool.") for name in os.listdir(compiled))
 
 
 def test_exec_wrapper_runs_as_the_runtime_bootstrap_runs_it(tmp_path, task):
@@ -226,3 +233,26 @@ def test_missing_exec_wrapper_is_an_error(tmp_path, task):
     """A wrapper that does not exist fails before the interpreter starts, as the runtime's bootstrap does."""
     with pytest.raises(RuntimeError, match="EXEC_WRAPPER"):
         LambdaFunction(task, "fn.handler", opt=tmp_path, env={"AWS_LAMBDA_EXEC_WRAPPER": "/opt/nope"}).start()
+
+
+QUOTA = """
+    import os
+
+    def handler(event, context):
+        line = [l for l in open("/proc/self/cgroup") if ":cpu," in l or ":cpu:" in l or ",cpu," in l][0]
+        folder = "/sys/fs/cgroup/cpu" + line.strip().split(":", 2)[2]
+        return {"memory": os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"], "folder": folder,
+                "quota": open(folder + "/cpu.cfs_quota_us").read().strip(),
+                "period": open(folder + "/cpu.cfs_period_us").read().strip()}
+"""
+
+
+def test_memory_size_sets_the_cpu_share_and_the_variable(tmp_path):
+    """memory_mb=512: the runtime process sits in a cgroup with 512/1769 of a 100 ms period and
+    sees AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512; the cgroup is gone once the function stops."""
+    with LambdaFunction(write_task(tmp_path / "task", fn=QUOTA), "fn.handler", memory_mb=512) as fn:
+        record = fn.invoke({})
+        assert record.ok, record.outcome
+    assert record.result["memory"] == "512"
+    assert (record.result["quota"], record.result["period"]) == ("28942", "100000")
+    assert not os.path.exists(record.result["folder"])
