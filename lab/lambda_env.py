@@ -204,6 +204,21 @@ def keepalive_timers(pid: int, port: int, prefix: Sequence[str] = ()) -> list:
     return timers
 
 
+def settled_keepalive_timers(pids, port: int, prefix: Sequence[str] = ()) -> dict:
+    """``keepalive_timers`` of several processes; one whose connection shows none is read again (up
+    to 3 times, 0.5 s apart): while a segment is unacknowledged ss shows the retransmission timer
+    ("on") in the keep-alive timer's place, and the last call's ACKs may still be on their way."""
+    timers: dict = {}
+    for attempt in range(4):
+        for pid in pids:
+            if attempt == 0 or not timers[pid] or None in timers[pid]:
+                timers[pid] = keepalive_timers(pid, port, prefix)
+        if all(found and None not in found for found in timers.values()):
+            break
+        time.sleep(0.5)
+    return timers
+
+
 def timer_seconds(text: str) -> float:
     """An ss timer ('59sec' / '1min' / '119min' / '1min14sec' / '350ms') in seconds."""
     import re
