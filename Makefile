@@ -6,21 +6,25 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # --- interpreters -----------------------------------------------------------------------------
-# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13. Each is looked
-# up once per make run by tools/find-python (pyenv, then python3.X on PATH, then uv-managed; see
-# tools/find_python.py): PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
-PYTHON_MINORS := 3.10 3.11 3.12 3.13
+# CPython minors: the layer supports, and tests and the lab run on, 3.10 - 3.14; 3.9 runs the
+# oldest botocore versions of the matrix. Each is looked up once per make run by tools/find-python
+# (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/find_python.py):
+# PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
+PYTHON_MINORS := 3.10 3.11 3.12 3.13 3.14
 LAYER_MINORS := 3.10 3.11 3.12 3.13 3.14
+NEEDED_MINORS := 3.9 $(LAYER_MINORS)
 FIND_PYTHON := tools/find-python
-PYTHON_FOUND := $(shell $(FIND_PYTHON) --make 3.9 $(LAYER_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
+PYTHON_FOUND := $(shell $(FIND_PYTHON) --make $(NEEDED_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
 python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
 FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
-# The tested minors this machine has: what bench, coldstart and the demo run on.
-FOUND_TESTED_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
-# need_python: the interpreter, or stop with one line saying which goal needs which minor and how
-# to get it (expanded only where a recipe or prerequisite actually uses it).
-need_python = $(or $(call python_for,$(1)),$(error $(shell $(FIND_PYTHON) --missing $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))")))
-# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one.
+# need_python: the interpreter; a minor this machine lacks is installed into .venv/python/<minor>
+# (tools/install_python.py: uv python install, else Maven Central's build), or make stops saying
+# which goal needs which minor and why it could not be had (expanded only where a recipe or
+# prerequisite actually uses it).
+need_python = $(or $(call python_for,$(1)),$(shell $(FIND_PYTHON) --install $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))" \
+  $(if $(wildcard $(UV)),--uv $(UV))),$(error make could not get CPython $(1): see the line above))
+# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one
+# (a distribution's python3.11, say), else 3.12 installed.
 TOOL_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(LAYER_MINORS),$(FOUND_MINORS)))
 TOOL_PYTHON = $(call need_python,$(or $(TOOL_MINOR),3.12))
 
@@ -33,19 +37,22 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export SAM_CLI_TELEMETRY := 0
 
 # botocore versions the hook is tested against besides the pinned one (tests/botocore/<v>.txt).
-# 1.27.83 is the last with the old _compute_socket_options signature; 1.42.28/1.42.29 bracket
+# 1.27.83 is the last with the old _compute_socket_options signature (it imports cgi, gone since
+# CPython 3.13: not installed on 3.13/3.14); 1.42.28/1.42.29 bracket
 # BOTOCORE_TCP_KEEPALIVE; 1.12.16/1.12.17 bracket the method's introduction and only run on 3.9.
 BOTOCORE_MATRIX := 1.27.83 1.29.165 1.34.162 1.42.28 1.42.29
 BOTOCORE_OLD := 1.12.16 1.12.17
-OLD_PYTHON := $(call python_for,3.9)
+OLD_PYTHON = $(call need_python,3.9)
 
-.PHONY: help
+.PHONY: help interpreters
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
+	@echo "make demo-lmi   Lambda Managed Instances: 4 never-frozen workers, some idle past the NAT timeout"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
+	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
 	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one; FLAVOR=hook: build/layer-hook.zip, no SDK); prints sha256 and sizes"
 	@echo "make publish    publish build/layer.zip (FLAVOR=hook: build/layer-hook.zip) to each region in REGIONS (PUBLIC=1: public)"
 	@echo "make wheel      build/aws_python_keepalive-<version>-py3-none-any.whl (container images, bundles)"
@@ -62,6 +69,11 @@ help:
 	@echo "make test-compat  the layer beside X-Ray SDK, Powertools, ddtrace, sentry, datadog-lambda; botocore's own unit tests"
 	@echo "make clean      remove build outputs and venvs"
 
+# Every minor make test needs, found or installed into .venv/python/ (uv first: the repo's uv
+# exists by then); one line per minor saying where it came from.
+interpreters: | $(UV)
+	@$(FIND_PYTHON) --report --goal interpreters --uv $(UV) $(NEEDED_MINORS)
+
 # --- bootstrap: uv from a hash-pinned requirement, installed with pip ------------------------
 $(UV): tools/uv.txt
 	rm -rf $(VENV)/uv
@@ -77,7 +89,7 @@ $(VENV)/test-%/bin/python: tests/requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 # botocore matrix: each version in its own folder, one per interpreter (a stand-in /var/task copy).
-BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done,\
+BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done $(VENV)/botocore/3.14/1.27.83/.done,\
                    $(foreach p,$(PYTHON_MINORS),$(foreach v,$(BOTOCORE_MATRIX),$(VENV)/botocore/$(p)/$(v)/.done))) \
                  $(foreach v,$(BOTOCORE_OLD),$(VENV)/botocore/3.9/$(v)/.done)
 $(VENV)/botocore/%/.done: | $(UV)
@@ -118,7 +130,7 @@ bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
 .PHONY: test test-hook
-test: test-hook test-build test-lab test-compat
+test: interpreters test-hook test-build test-lab test-compat
 
 # Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
 test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
@@ -132,11 +144,11 @@ test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE
 	done
 
 .PHONY: bench
-# On every tested CPython this machine has (the test venvs hold the pinned botocore for the patch
+# On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
 # table); prints the table and writes build/startup.json.
-bench: $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/test-$(p)/bin/python)
+bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
 	$(TOOL_PYTHON) bench/startup.py --json $(BUILD_DIR)/startup.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(VENV)/test-$(p)/bin/python)
+	  $(foreach p,$(PYTHON_MINORS),--python $(VENV)/test-$(p)/bin/python)
 
 # --- layer build, SAM, publish (issue 3) -------------------------------------------------------
 # (targets: layer, lint, deploy, publish, test-build)
@@ -149,13 +161,13 @@ HOOK_ZIP := $(BUILD_DIR)/layer-hook.zip
 FLAVOR ?= full
 FLAVOR_ZIP = $(if $(filter hook,$(FLAVOR)),$(HOOK_ZIP),$(LAYER_ZIP))
 SERVICES ?=
-LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call python_for,$(p)))
+LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call need_python,$(p)))
 LAYER_NAME ?= $(if $(filter hook,$(FLAVOR)),aws-python-keepalive-hook,aws-python-keepalive)
 REGIONS ?= us-east-1
 PUBLIC ?= 0
 # sam build validates a real python3.X of the example function's runtime (the pyenv shim fails).
 SAM_RUNTIME_MINOR := 3.13
-SAM_PATH = $(dir $(call python_for,$(SAM_RUNTIME_MINOR))):$(PATH)
+SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
 SAM := $(VENV)/sam/bin/sam
 TOOLS_PY := $(VENV)/tools/bin/python
 
@@ -184,10 +196,10 @@ layer: | $(UV)
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
-$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
 	$(MAKE) --no-print-directory layer FLAVOR=full
-$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) \
+$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
 	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
@@ -237,14 +249,14 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 # COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
 COLDSTART_MEMORY_MB ?=
 .PHONY: coldstart coldstart-parts
-coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
 	  --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p))) \
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p))) \
 	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB))
-coldstart-parts: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
 
 # --- wheel: the hook for container images, bundled dependencies, any Python process (issue 7) ---
 # (targets: wheel, publish-wheel, lock-wheel)
@@ -341,8 +353,8 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 .PHONY: demo lock-demo
-# The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
-DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(FOUND_TESTED_MINORS) 3.12)
+# The stand-in runs CPython 3.12 (found or installed, like every minor).
+DEMO_MINOR := 3.12
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
 	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR) \
 	  --memory-mb $(MEMORY_MB)
@@ -350,6 +362,18 @@ demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sh
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
 	  lab/demo-requirements.in -o lab/demo-requirements.txt
+
+# make demo-lmi [LMI_MINOR=3.13] [LMI_VARIANT=ric40]: Lambda Managed Instances (issue 16; ~1 min, root):
+# AWS_LAMBDA_MAX_CONCURRENCY=4 never-frozen awslambdaric workers, some idle past the NAT timeout while
+# others work, NAT in reset and silent mode, no layer / layer off / on. Prints the table, writes
+# build/demo-lmi.json and build/demo-lmi.png. Its one-round version runs in make test
+# (tests/lab/test_demo_lmi.py). LMI_VARIANT=ric40: awslambdaric 4.0.x instead of 4.2.x.
+LMI_MINOR ?= 3.13
+LMI_VARIANT ?=
+.PHONY: demo-lmi
+demo-lmi: $(LAYER_ZIP) lab-deps $(DEMO_PY)
+	$(DEMO_PY) -m lab.demo_lmi --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo-lmi.png --json $(BUILD_DIR)/demo-lmi.json \
+	  --python $(LMI_MINOR) $(if $(LMI_VARIANT),--variant $(LMI_VARIANT))
 
 # make soak [DURATION=300] [SEED=n]: the fault soak (issue 10; ~DURATION + 1 min, needs root): no
 # layer / layer on / layer on with no packet leaving the frozen env, random gaps, NAT reset/drop,

@@ -11,6 +11,9 @@ So ``.venv/lambda-X.Y`` is a prefix of its own, found by CPython's usual search 
 
     bin/pythonX.Y                a copy of the pyenv binary (a symlink would be resolved back to
                                  pyenv's prefix); it loads libpython through its absolute rpath
+    lib/libpython*.so*, libffi*  symlinks to the base's, when it has them in its lib/: a build
+                                 whose RUNPATH is relative ($ORIGIN/../lib, Maven Central's from
+                                 tools/install_python.py) finds them there, beside the copy
     bin/python                   -> pythonX.Y
     lib/pythonX.Y/<entry>        symlinks to every entry of pyenv's standard library ...
     lib/pythonX.Y/site-packages  ... except this real folder, holding exactly
@@ -198,6 +201,9 @@ def build(base: Path, minor: str, prefix: Path, lock_file: Path = LOCK_FILE) -> 
     (prefix / "bin" / "python3").symlink_to("python" + minor)
     stdlib = prefix / "lib" / ("python" + minor)
     stdlib.mkdir(parents=True)
+    for library in sorted(base.parents[1].glob("lib/lib*.so*")):
+        if library.name.startswith(("libpython", "libffi")):
+            (prefix / "lib" / library.name).symlink_to(library)
     for entry in sorted(os.listdir(base_stdlib)):
         if entry not in NOT_LINKED:
             (stdlib / entry).symlink_to(base_stdlib / entry)

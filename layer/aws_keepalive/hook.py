@@ -21,7 +21,8 @@ How (the technique of wrapt's ``importer.py``, without the dependency):
    botocore wins on ``sys.path`` -- the function's own in /var/task, or the layer's -- is the one
    patched), and hands back that spec with its loader watched: the import system's own loaders
    (``SourceFileLoader`` and its kin, ``zipimporter``) get an ``exec_module`` on the instance,
-   which shadows the class's and deletes itself when called, so the spec keeps botocore's own
+   which shadows the class's (or another hook's set there the same way: datadog-lambda's
+   cold-start tracing does) and puts it back when called, so the spec keeps botocore's own
    loader object; any other loader (another hook's wrapper) is wrapped in ``_PostImportLoader``,
    which puts the loader it wraps back on the module before executing it.
 3. The watched loader executes the module as usual, then calls the callback.  This all happens
@@ -73,7 +74,7 @@ class _PostImportFinder:
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
         if type(loader).__module__ in _IMPORT_SYSTEM_MODULES:
-            if "exec_module" not in vars(loader):
+            if getattr(vars(loader).get("exec_module"), "finder", None) is not self:
                 loader.exec_module = _exec_then_callback(loader, self)
         elif not isinstance(loader, _PostImportLoader):
             spec.loader = _PostImportLoader(loader, self)
@@ -106,16 +107,28 @@ _IMPORT_SYSTEM_MODULES = ("_frozen_importlib_external", "importlib._bootstrap_ex
 
 
 def _exec_then_callback(loader, finder):
-    """An ``exec_module`` for ``loader``'s instance: the class's, then the finder's callback."""
+    """An ``exec_module`` for ``loader``'s instance: the one it shadows, then the finder's callback.
+
+    What it shadows is the class's method, or another hook's ``exec_module`` already set on the
+    instance the same way (datadog-lambda's cold-start tracing wraps the loader of every spec any
+    finder returns, so by the time we see botocore's loader it may carry theirs).
+    """
+    shadowed = vars(loader).get("exec_module")
 
     def exec_module(module):
         if module.__name__ != finder.target:
+            if shadowed is not None:
+                return shadowed(module)
             return type(loader).exec_module(loader, module)
-        # Gone before anything runs: whatever happens next, the loader is botocore's own again.
-        vars(loader).pop("exec_module", None)
+        # Gone before anything runs: whatever happens next, the loader is as we found it.
+        if shadowed is None:
+            vars(loader).pop("exec_module", None)
+        else:
+            loader.exec_module = shadowed
         loader.exec_module(module)
         finder.imported(module)
 
+    exec_module.finder = finder
     return exec_module
 
 

@@ -254,3 +254,66 @@ def test_ddtrace_import_hooks_either_order(first, tmp_path):
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.split() == ["SourceFileLoader"]
     assert completed.stderr.count("patched botocore") == 1, completed.stderr
+
+
+def test_sentry_boto3_and_aws_lambda(invoke, server):
+    """sentry-sdk with its Boto3 and AwsLambda integrations (no DSN; a transport that prints each
+    envelope's transaction): the invocation's transaction holds the DynamoDB PutItem span, and
+    the pooled socket has the layer's timers."""
+    source = _function("""
+        import json
+        import sentry_sdk
+        from sentry_sdk.integrations.aws_lambda import AwsLambdaIntegration
+        from sentry_sdk.integrations.boto3 import Boto3Integration
+        from sentry_sdk.transport import Transport
+
+        class PrintTransport(Transport):
+            def capture_envelope(self, envelope):
+                for item in envelope.items:
+                    if item.type == "transaction":
+                        print(json.dumps({"sentry_transaction": item.payload.json}))
+
+        sentry_sdk.init(transport=PrintTransport(), traces_sample_rate=1.0,
+                        integrations=[AwsLambdaIntegration(), Boto3Integration()])
+    """, """
+        def handler(event, context):
+            return put_and_report()
+    """)
+    invocation = invoke(source, env=dict(ON, ENDPOINT=server.url))
+    _check_ok(invocation)
+    assert invocation.result["options"] == [TIMERS]
+    (transaction,) = [json.loads(line)["sentry_transaction"] for line in invocation.stdout
+                      if line.startswith('{"sentry_transaction"')]
+    assert (transaction["transaction"], transaction["contexts"]["trace"]["op"]) == ("lab-function", "function.aws")
+    assert [(span["description"], span["parent_span_id"]) for span in transaction["spans"]
+            if span["origin"] == "auto.http.boto3"] == [
+        ("aws.dynamodb.PutItem", transaction["contexts"]["trace"]["span_id"])]
+    _patched_once(invocation)
+
+
+def test_datadog_lambda_wrapper(invoke, server):
+    """datadog-lambda's handler wrapper (no extension: metrics flushed to the log, traces by
+    ddtrace's LogWriter to stdout): the aws.lambda span with the PutItem span, the custom metric,
+    and the layer's timers on the pooled socket."""
+    source = _function("""
+        from datadog_lambda.metric import lambda_metric
+        from datadog_lambda.wrapper import datadog_lambda_wrapper
+    """, """
+        @datadog_lambda_wrapper
+        def handler(event, context):
+            lambda_metric("compat.puts", 1)
+            return put_and_report()
+    """)
+    invocation = invoke(source, env=dict(ON, ENDPOINT=server.url, DD_FLUSH_TO_LOG="true", **DDTRACE_ENV))
+    _check_ok(invocation)
+    assert invocation.result["options"] == [TIMERS]
+    spans = _dd_spans(invocation.stdout)
+    (invocation_span,) = [span for span in spans if span["name"] == "aws.lambda"]
+    assert [(span["resource"], span["parent_id"]) for span in spans if span["name"] == "dynamodb.command"] == [
+        ("dynamodb.putitem", invocation_span["span_id"])]
+    # Its cold-start tracing wraps every loader's exec_module too: botocore.session's import is
+    # still recorded beside the layer's hook.
+    assert "botocore.session" in [span["resource"] for span in spans if span["name"] == "aws.lambda.import"]
+    metrics = [json.loads(line) for line in invocation.stdout if line.startswith('{"m"')]
+    assert [metric["v"] for metric in metrics if metric["m"] == "compat.puts"] == [1]
+    _patched_once(invocation)

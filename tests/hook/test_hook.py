@@ -101,6 +101,48 @@ def test_behind_a_delegating_hook_one_callback_and_own_loader(first):
     ]
 
 
+# A hook that wraps the exec_module of every loader any finder returns, on the loader instance (as
+# datadog-lambda's cold-start tracing does to every finder on sys.meta_path, ours included).
+LOADER_WRAPPING_HOOK = """
+import sys
+
+executed, wrapped = [], set()
+
+def wrap_exec_module(original):
+    def exec_module(module):
+        executed.append(module.__name__)
+        return original(module)
+    return exec_module
+
+def wrap_find_spec(original):
+    def find_spec(*args, **kwargs):
+        spec = original(*args, **kwargs)
+        loader = getattr(spec, "loader", None)
+        if loader is not None and hasattr(loader, "exec_module") and id(loader) not in wrapped:
+            loader.exec_module = wrap_exec_module(loader.exec_module)
+            wrapped.add(id(loader))
+        return spec
+    return find_spec
+"""
+
+
+def test_beside_a_hook_that_wraps_exec_module_on_the_loader():
+    """A hook that sets its own exec_module on every loader (datadog-lambda's cold-start tracing)
+    around every finder, ours too: botocore is still patched once and both hooks see the import."""
+    out = _python(
+        LOADER_WRAPPING_HOOK
+        + "from aws_keepalive import hook\n"
+        + "seen = []\n"
+        + "hook.install(lambda module: seen.append(module.__name__))\n"
+        + "for finder in sys.meta_path:\n"
+        + "    finder.find_spec = wrap_find_spec(finder.find_spec)\n"
+        + "import botocore.session\n"
+        + "print(seen, 'botocore.session' in executed, hook.installed())\n"
+        + "print(type(botocore.session.__loader__).__name__)\n"
+    )
+    assert out.splitlines() == ["['botocore.session'] True False", "SourceFileLoader"]
+
+
 def test_already_imported_runs_at_once():
     """If botocore.session is already imported, the callback runs at install, no finder stays."""
     out = _python(
