@@ -209,7 +209,8 @@ def print_row(row, header):
         print("import boto3 + first DynamoDB client, ms: median [minimum]; then + first call to a local endpoint")
         print("%-7s %-9s %14s %14s %14s %14s %16s %18s %18s | %s" % (
             "CPython", "runtime", "runtime copy", "hook layer on", "layer (off)", "layer on", "layer no .pyc",
-            "hook/rt [min] cpu", "layer/rt [min] cpu", "first call: runtime copy, hook layer, layer, layer on, no .pyc"))
+            "hook/rt [min] cpu", "layer/rt [min] cpu",
+            "first call: runtime copy, hook layer, layer, layer on, no .pyc"))
     cells = ["%5.0f [%5.0f]" % (row[v + "_ms"], row[v + "_min_ms"]) for v in VARIANTS]
     ratios = ["%4.2f [%4.2f] %4.2f" % (row[v + "_over_runtime"], row[v + "_over_runtime_min"],
                                        row[v + "_over_runtime_cpu"]) for v in ("hook_layer", "layer")]
