@@ -10,13 +10,21 @@ The pipeline, one module per step:
                                trust.py: a CA bundle loaded once per process and TLS settings,
                                not once per connection;
                                children.py: the same in every process multiprocessing starts)
-                --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
+                --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr;
+                                 metrics.py: CloudWatch EMF records on stdout, when switched on)
+
+Stale reuses (a reused pooled connection whose request failed before any response byte) are
+noticed by patch.py and aio.py, reported once per host, counted, and taught to idle.py, which
+then replaces that host's connections before they sit idle that long again ("learned idle").
 
 Entry points ("routes", named in the debug startup line), each calling ``activate``; whichever
 fires first activates, later calls do nothing (docs/activation.md):
 
 * ``pth`` -- ``aws_keepalive.pth``: the managed runtime executes its import line while adding
   /opt/python as a site directory, before the handler is imported.
+* ``start`` -- ``aws_keepalive.start`` (PEP 829): from Python 3.15 site calls the entry point it
+  names (``_aws_keepalive_site:start``) instead, and skips the ``.pth``'s import line, which
+  3.18+ ignores altogether.
 * ``sitecustomize`` / ``usercustomize`` -- ``sitecustomize.py`` and ``usercustomize.py`` next to
   the package (via ``_aws_keepalive_site``): for interpreters started with /opt/python already on
   PYTHONPATH, e.g. behind an exec wrapper.  A wrapper that puts its own non-chaining
@@ -95,6 +103,10 @@ def _activate(route):
             "botocore was imported before the layer activated (via %s); clients created before "
             "now are not patched" % route
         )
+    if config.metrics:
+        from aws_keepalive import metrics
+
+        metrics.configure(config, os.environ)
     from aws_keepalive import children, snapstart
 
     if route not in children.CHILD_ROUTES:
