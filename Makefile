@@ -6,11 +6,11 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # --- interpreters -----------------------------------------------------------------------------
-# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13; 3.9 runs the
+# CPython minors: the layer supports, and tests and the lab run on, 3.10 - 3.14; 3.9 runs the
 # oldest botocore versions of the matrix. Each is looked up once per make run by tools/find-python
 # (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/find_python.py):
 # PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
-PYTHON_MINORS := 3.10 3.11 3.12 3.13
+PYTHON_MINORS := 3.10 3.11 3.12 3.13 3.14
 LAYER_MINORS := 3.10 3.11 3.12 3.13 3.14
 NEEDED_MINORS := 3.9 $(LAYER_MINORS)
 FIND_PYTHON := tools/find-python
@@ -37,7 +37,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export SAM_CLI_TELEMETRY := 0
 
 # botocore versions the hook is tested against besides the pinned one (tests/botocore/<v>.txt).
-# 1.27.83 is the last with the old _compute_socket_options signature; 1.42.28/1.42.29 bracket
+# 1.27.83 is the last with the old _compute_socket_options signature (it imports cgi, gone since
+# CPython 3.13: not installed on 3.13/3.14); 1.42.28/1.42.29 bracket
 # BOTOCORE_TCP_KEEPALIVE; 1.12.16/1.12.17 bracket the method's introduction and only run on 3.9.
 BOTOCORE_MATRIX := 1.27.83 1.29.165 1.34.162 1.42.28 1.42.29
 BOTOCORE_OLD := 1.12.16 1.12.17
@@ -89,7 +90,7 @@ $(VENV)/test-%/bin/python: tests/requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 # botocore matrix: each version in its own folder, one per interpreter (a stand-in /var/task copy).
-BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done,\
+BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done $(VENV)/botocore/3.14/1.27.83/.done,\
                    $(foreach p,$(PYTHON_MINORS),$(foreach v,$(BOTOCORE_MATRIX),$(VENV)/botocore/$(p)/$(v)/.done))) \
                  $(foreach v,$(BOTOCORE_OLD),$(VENV)/botocore/3.9/$(v)/.done)
 $(VENV)/botocore/%/.done: | $(UV)
@@ -196,10 +197,10 @@ layer: | $(UV)
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
-$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
 	$(MAKE) --no-print-directory layer FLAVOR=full
-$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) \
+$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
 	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 

@@ -45,7 +45,7 @@ from lab.driver import percentile, sleep_until
 from lab.dynamodb import DynamoDBLocal
 from lab.function_net import (DEFAULTS, NAT_TIMEOUT_S, FunctionNetwork, create_table, keepalive_env,
                               scaled_timers)
-from lab.lambda_env import extract_layer, keepalive_timers, runtime_python
+from lab.lambda_env import extract_layer, runtime_python, settled_keepalive_timers
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = REPO / "lab" / "lmi_task"
@@ -79,6 +79,7 @@ class Run:
     mode: str
     calls: list = field(default_factory=list)  # (phase, idle_s, Invocation), warm-up left out
     timers: dict = field(default_factory=dict)  # worker pid -> ss keep-alive timers ([] = none)
+    fds: dict = field(default_factory=dict)  # worker pid -> (open file descriptors, of which sockets)
     error: Optional[BaseException] = None
     fn: object = None
 
@@ -130,10 +131,35 @@ def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dic
                 sleep_until(t0 + args.idle)
                 burst(args.workers, counted=True)
             port = network.netem.port
-            run.timers = {pid: keepalive_timers(pid, port, prefix=network.nat.command([]))
-                          for pid in last_served if pid is not None}
+            workers = [pid for pid in last_served if pid is not None]
+            run.timers = settled_keepalive_timers(workers, port, network.nat.command([]))
+            run.fds = {pid: open_fds(pid) for pid in workers}
     except BaseException as error:  # reported by the main thread
         run.error = error
+
+
+def open_fds(pid: int) -> tuple:
+    """(open file descriptors, of which sockets) of a process, from /proc/PID/fd."""
+    links = []
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            links.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:  # closed meanwhile
+            pass
+    return len(links), sum(1 for link in links if link.startswith("socket:"))
+
+
+def fd_summary(runs) -> list:
+    """Per configuration x NAT mode: the fewest and most file descriptors (and sockets) a worker held."""
+    out = []
+    for run in runs:
+        if run.fds:
+            totals = [total for total, _ in run.fds.values()]
+            sockets = [count for _, count in run.fds.values()]
+            out.append({"configuration": run.config.label, "nat_mode": run.mode, "workers": len(run.fds),
+                        "fds_min": min(totals), "fds_max": max(totals),
+                        "sockets_min": min(sockets), "sockets_max": max(sockets)})
+    return out
 
 
 def rows(runs, args) -> list:
@@ -263,8 +289,16 @@ def main(argv=None) -> int:
     table_rows = rows(runs, args)
     print()
     print(markdown(table_rows))
+    fds = fd_summary(runs)
+    print()
+    for entry in fds:
+        print("%s, NAT %s: each worker holds %d-%d file descriptors, %d-%d of them sockets"
+              % (entry["configuration"], entry["nat_mode"], entry["fds_min"], entry["fds_max"],
+                 entry["sockets_min"], entry["sockets_max"]))
     load = os.getloadavg()
-    write_rows(args.json, table_rows, machine="%s, %d cores" % (platform.machine(), os.cpu_count()),
+    timers = {"%s/%s" % (r.config.name, r.mode): r.timers for r in runs}
+    write_rows(args.json, table_rows, worker_fds=fds, worker_timers=timers,
+               machine="%s, %d cores" % (platform.machine(), os.cpu_count()),
                interpreter="CPython %s stand-in" % args.python, load_1_5_15=load, nat_timeout_s=args.nat_timeout,
                read_timeout_s=args.read_timeout, workers=args.workers, rounds=args.rounds, busy=args.busy)
     plot(runs, args, Path(args.png), put_ms)

@@ -10,7 +10,7 @@ forkserver on CPython 3.14: the case where, before children.py, every worker's c
 import pytest
 
 from e2e import EXAMPLE, built_layer_fixture, direct_env, dynamodb_fixture  # noqa: F401
-from lab.lambda_env import LambdaFunction, hook_lines, keepalive_timers, timer_seconds
+from lab.lambda_env import LambdaFunction, hook_lines, settled_keepalive_timers, timer_seconds
 from standin import require_root_namespaces
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
@@ -38,7 +38,7 @@ def _serve_burst(python, variant, opt, env, dynamodb):
                         max_concurrency=WORKERS) as fn:
         records = fn.invoke_burst([{}] * WORKERS)
         port = dynamodb.tls_address[1]
-        timers = {r.worker_pid: keepalive_timers(r.worker_pid, port) for r in records}
+        timers = settled_keepalive_timers([r.worker_pid for r in records], port)
         lines = hook_lines(fn.init_lines + records[0].stderr)
     return records, timers, lines
 

@@ -197,7 +197,7 @@ def test_n_concurrent_long_polls_each_get_one_invocation():
         assert api.waiting == 4
         invocations = [api.queue({"i": i}, request_id="rid-%d" % i) for i in range(4)]
         ids = []
-        for runtime, (thread, got) in zip(runtimes, calls):
+        for thread, got in calls:
             thread.join(5)
             status, headers, body = got["value"]
             ids.append(headers["Lambda-Runtime-Aws-Request-Id"])
