@@ -29,7 +29,7 @@ HANDLER = """
 def test_counts_reach_stdout_within_their_invocation(tmp_path, layer_root, endpoint):
     """Invocation 1 opens three connections (one EMF line, NewConnections=3 "first use"); 2 reuses
     (no line); 3 after 1.5 s > max idle 1 s ("max idle"); 4 meets a reset on the reused connection
-    (StaleReuses=1 and the retry's "peer closed", one line). Nothing is written during init."""
+    (the retry's "peer closed" and StaleReuses=1, a line each). Nothing is written during init."""
     task = write_task(tmp_path / "task", probe=HANDLER)
     env = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_METRICS": "1",
            "AWS_PYTHON_KEEPALIVE_MAX_IDLE": "1", "AWS_ENDPOINT_URL_DYNAMODB": endpoint.url}
@@ -49,7 +49,7 @@ def test_counts_reach_stdout_within_their_invocation(tmp_path, layer_root, endpo
         for record in emitted:
             assert_extractable(record)
             assert record["FunctionName"] == "lab-function"
-    assert [len(emitted) for emitted in lines] == [1, 0, 1, 1], lines
+    assert [len(emitted) for emitted in lines] == [1, 0, 1, 2], lines
     assert totals(lines[0]) == {"Reason:first use": 3}
     assert len(lines[0][0]["ConnectMs"]) == 3
     assert totals(lines[2]) == {"Reason:max idle": 1}
