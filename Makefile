@@ -6,11 +6,11 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # --- interpreters -----------------------------------------------------------------------------
-# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13; 3.9 runs the
+# CPython minors: the layer supports, and tests and the lab run on, 3.10 - 3.14; 3.9 runs the
 # oldest botocore versions of the matrix. Each is looked up once per make run by tools/find-python
 # (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/find_python.py):
 # PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
-PYTHON_MINORS := 3.10 3.11 3.12 3.13
+PYTHON_MINORS := 3.10 3.11 3.12 3.13 3.14
 LAYER_MINORS := 3.10 3.11 3.12 3.13 3.14
 NEEDED_MINORS := 3.9 $(LAYER_MINORS)
 FIND_PYTHON := tools/find-python
@@ -37,7 +37,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export SAM_CLI_TELEMETRY := 0
 
 # botocore versions the hook is tested against besides the pinned one (tests/botocore/<v>.txt).
-# 1.27.83 is the last with the old _compute_socket_options signature; 1.42.28/1.42.29 bracket
+# 1.27.83 is the last with the old _compute_socket_options signature (it imports cgi, gone since
+# CPython 3.13: not installed on 3.13/3.14); 1.42.28/1.42.29 bracket
 # BOTOCORE_TCP_KEEPALIVE; 1.12.16/1.12.17 bracket the method's introduction and only run on 3.9.
 BOTOCORE_MATRIX := 1.27.83 1.29.165 1.34.162 1.42.28 1.42.29
 BOTOCORE_OLD := 1.12.16 1.12.17
@@ -50,6 +51,7 @@ help:
 	@echo "make bench-children  what the layer costs a child process, per multiprocessing start method"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
+	@echo "make measure-learn  the learned idle limit behind a NAT shorter than max idle (gap 1 vs later gaps)"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
@@ -89,7 +91,7 @@ $(VENV)/test-%/bin/python: tests/requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 # botocore matrix: each version in its own folder, one per interpreter (a stand-in /var/task copy).
-BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done,\
+BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done $(VENV)/botocore/3.14/1.27.83/.done,\
                    $(foreach p,$(PYTHON_MINORS),$(foreach v,$(BOTOCORE_MATRIX),$(VENV)/botocore/$(p)/$(v)/.done))) \
                  $(foreach v,$(BOTOCORE_OLD),$(VENV)/botocore/3.9/$(v)/.done)
 $(VENV)/botocore/%/.done: | $(UV)
@@ -196,10 +198,10 @@ layer: | $(UV)
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
-$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
 	$(MAKE) --no-print-directory layer FLAVOR=full
-$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) \
+$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
 	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
@@ -301,6 +303,12 @@ test-lab: lab-deps
 .PHONY: measure-keepalive
 measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 	$(VENV)/test-3.12/bin/python -m lab.measure_keepalive
+
+# The learned idle limit end to end (lab/measure_learn.py): NAT 3 s < max idle 8 s, nothing leaving the
+# frozen function, reset and silent NATs and learning off; prints the table, writes build/measure-learn.json.
+.PHONY: measure-learn
+measure-learn: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(LAYER_ZIP)
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python -m lab.measure_learn --layer $(LAYER_ZIP)
 
 # Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind

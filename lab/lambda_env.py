@@ -1,7 +1,7 @@
 """The Lambda execution stand-in: one function process run the way the managed Python runtime runs it.
 
-What is real: the CPython minor (3.10 - 3.13, found by tools/find_python.py), awslambdaric from PyPI serving
-invocations from a Runtime API (lab/runtime_api.py), the runtime's documented startup
+What is real: the CPython minor (3.10 - 3.14, found or installed by tools/find_python.py), awslambdaric
+from PyPI serving invocations from a Runtime API (lab/runtime_api.py), the runtime's documented startup
 (lab/runtime/bootstrap.py, which processes the layer's ``.pth`` files), an exec wrapper run as
 /var/runtime/bootstrap runs ``AWS_LAMBDA_EXEC_WRAPPER``, a plain CPython prefix with the user site
 on like /var/lang (lab/runtime_prefix.py), a bundled boto3 of the kind the
@@ -45,7 +45,7 @@ from lab.runtime_api import Outcome, RuntimeApi, Timings
 
 REPO = Path(__file__).resolve().parents[1]
 RUNTIME_DIR = REPO / "lab" / "runtime"
-PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13")
+PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 HOOK_PREFIX = "aws-keepalive"  # the hook's stderr lines start with "aws-keepalive:"
 
 # What Lambda sets for every function (values of a 128 MB function in us-east-1) that matters to

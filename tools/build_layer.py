@@ -48,7 +48,8 @@ import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
 import repro_zip  # noqa: E402
 
 # The hook's files, relative to the hook source folder (layer/).
-HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py", "usercustomize.py", "_aws_keepalive_site.py")
+HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "sitecustomize.py", "usercustomize.py",
+                "_aws_keepalive_site.py")
 # Where the layer's python/ folder is mounted on Lambda: recorded in every .pyc.
 RUNTIME_PREFIX = "/opt/python"
 # Folder names removed anywhere outside service-model data: never imported by a function.

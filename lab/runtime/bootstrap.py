@@ -1,4 +1,4 @@
-"""Stand-in for the managed Python runtime's ``/var/runtime/bootstrap.py`` (python3.10 - 3.13).
+"""Stand-in for the managed Python runtime's ``/var/runtime/bootstrap.py`` (python3.10 - 3.14).
 
 This folder (lab/runtime/) plays ``/var/runtime``: the interpreter runs this script, so this folder
 is ``sys.path[0]`` and LAMBDA_RUNTIME_DIR, and it holds nothing a function could import by accident

@@ -22,6 +22,9 @@ fires first activates, later calls do nothing (docs/activation.md):
 
 * ``pth`` -- ``aws_keepalive.pth``: the managed runtime executes its import line while adding
   /opt/python as a site directory, before the handler is imported.
+* ``start`` -- ``aws_keepalive.start`` (PEP 829): from Python 3.15 site calls the entry point it
+  names (``_aws_keepalive_site:start``) instead, and skips the ``.pth``'s import line, which
+  3.18+ ignores altogether.
 * ``sitecustomize`` / ``usercustomize`` -- ``sitecustomize.py`` and ``usercustomize.py`` next to
   the package (via ``_aws_keepalive_site``): for interpreters started with /opt/python already on
   PYTHONPATH, e.g. behind an exec wrapper.  A wrapper that puts its own non-chaining

@@ -18,7 +18,7 @@ from ddb_server import DynamoDBShapedServer
 AIO_DIRS = os.environ.get("AWS_KEEPALIVE_AIO_DIRS", "")
 MINOR = "%d.%d" % sys.version_info[:2]
 
-# aiohttp 3.9.5 has no wheels for CPython 3.13 (the Makefile installs it on 3.10 - 3.12 only).
+# aiohttp 3.9.5 has no wheels for CPython 3.13 or 3.14 (the Makefile installs it on 3.10 - 3.12 only).
 MATRIX = ["aiobotocore-3.10.0", "aiobotocore-2.26.0", "aioboto3-15.5.0"] + (
     ["aiobotocore-2.26.0-aiohttp-3.9.5"] if sys.version_info < (3, 13) else []
 )
