@@ -48,6 +48,7 @@ OLD_PYTHON = $(call need_python,3.9)
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
 	@echo "make demo-lmi   Lambda Managed Instances: 4 never-frozen workers, some idle past the NAT timeout"
+	@echo "make bench-children  what the layer costs a child process, per multiprocessing start method"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
 	@echo "make measure-learn  the learned idle limit behind a NAT shorter than max idle (gap 1 vs later gaps)"
@@ -369,6 +370,14 @@ demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sh
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
 	  lab/demo-requirements.in -o lab/demo-requirements.txt
+
+# What the layer costs a child process (bench/children.py, docs/shapes-lmi.md): start a one-worker
+# ProcessPoolExecutor and get its first result, per start method, no layer / switch off / on, on the
+# CPythons Managed Instances run (3.13, 3.14); prints the table, writes build/bench-children.json.
+.PHONY: bench-children
+bench-children:
+	$(TOOL_PYTHON) bench/children.py $(foreach p,3.13 3.14,--python $(p)=$(call need_python,$(p))) \
+	  --json $(BUILD_DIR)/bench-children.json
 
 # make demo-lmi [LMI_MINOR=3.13] [LMI_VARIANT=ric40]: Lambda Managed Instances (issue 16; ~1 min, root):
 # AWS_LAMBDA_MAX_CONCURRENCY=4 never-frozen awslambdaric workers, some idle past the NAT timeout while
