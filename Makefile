@@ -52,6 +52,7 @@ help:
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
 	@echo "make measure-learn  the learned idle limit behind a NAT shorter than max idle (gap 1 vs later gaps)"
+	@echo "make bench-reuse  what stale-reuse detection adds to a request on a reused connection"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
@@ -303,6 +304,11 @@ test-lab: lab-deps
 .PHONY: measure-keepalive
 measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 	$(VENV)/test-3.12/bin/python -m lab.measure_keepalive
+
+# What stale-reuse detection and the learned limit add to a request on a reused connection.
+.PHONY: bench-reuse
+bench-reuse: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/reuse.py
 
 # The learned idle limit end to end (lab/measure_learn.py): NAT 3 s < max idle 8 s, nothing leaving the
 # frozen function, reset and silent NATs and learning off; prints the table, writes build/measure-learn.json.
