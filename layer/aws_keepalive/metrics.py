@@ -70,6 +70,16 @@ def configure(settings, environ):
     _last_write = time.monotonic()
     enabled = True
     _hook_runtime()
+    import os
+
+    # A forked child (process pools, Managed Instances' workers) starts with a copy of what the
+    # parent had counted and not yet written: the parent writes it, the child must not.
+    os.register_at_fork(after_in_child=_forget_pending)
+
+
+def _forget_pending():
+    global _pending
+    _pending = None
 
 
 def new_connection(reason, connect_ms):

@@ -107,3 +107,20 @@ def test_off_by_default_writes_nothing(run_function, server, env):
     run = run_function(source, env=env, event={"url": server.url, "gaps": [0.1]})
     assert run.result is False, run
     assert emf_records(run.stdout) == []
+
+
+def test_forked_child_does_not_write_the_parents_counts(metrics_module, capfd):
+    """Counts pending at fork time are written by the parent only, not again by the child."""
+    import os
+
+    metrics = metrics_module
+    metrics._runtime_hooked = True  # as under the runtime loop: counts wait for the invocation's end
+    metrics.new_connection("first use", 1.0)
+    pid = os.fork()
+    if pid == 0:
+        metrics.flush()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert capfd.readouterr().out == ""
+    metrics.flush()
+    assert totals(emf_records(capfd.readouterr().out)) == {"Reason:first use": 1}
