@@ -6,21 +6,25 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # --- interpreters -----------------------------------------------------------------------------
-# CPython minors: the layer supports 3.10 - 3.14; tests and the lab run on 3.10 - 3.13. Each is looked
-# up once per make run by tools/find-python (pyenv, then python3.X on PATH, then uv-managed; see
-# tools/find_python.py): PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
-PYTHON_MINORS := 3.10 3.11 3.12 3.13
+# CPython minors: the layer supports, and tests and the lab run on, 3.10 - 3.14; 3.9 runs the
+# oldest botocore versions of the matrix. Each is looked up once per make run by tools/find-python
+# (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/find_python.py):
+# PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
+PYTHON_MINORS := 3.10 3.11 3.12 3.13 3.14
 LAYER_MINORS := 3.10 3.11 3.12 3.13 3.14
+NEEDED_MINORS := 3.9 $(LAYER_MINORS)
 FIND_PYTHON := tools/find-python
-PYTHON_FOUND := $(shell $(FIND_PYTHON) --make 3.9 $(LAYER_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
+PYTHON_FOUND := $(shell $(FIND_PYTHON) --make $(NEEDED_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
 python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
 FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
-# The tested minors this machine has: what bench, coldstart and the demo run on.
-FOUND_TESTED_MINORS := $(filter $(PYTHON_MINORS),$(FOUND_MINORS))
-# need_python: the interpreter, or stop with one line saying which goal needs which minor and how
-# to get it (expanded only where a recipe or prerequisite actually uses it).
-need_python = $(or $(call python_for,$(1)),$(error $(shell $(FIND_PYTHON) --missing $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))")))
-# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one.
+# need_python: the interpreter; a minor this machine lacks is installed into .venv/python/<minor>
+# (tools/install_python.py: uv python install, else Maven Central's build), or make stops saying
+# which goal needs which minor and why it could not be had (expanded only where a recipe or
+# prerequisite actually uses it).
+need_python = $(or $(call python_for,$(1)),$(shell $(FIND_PYTHON) --install $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))" \
+  $(if $(wildcard $(UV)),--uv $(UV))),$(error make could not get CPython $(1): see the line above))
+# Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one
+# (a distribution's python3.11, say), else 3.12 installed.
 TOOL_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(filter $(LAYER_MINORS),$(FOUND_MINORS)))
 TOOL_PYTHON = $(call need_python,$(or $(TOOL_MINOR),3.12))
 
@@ -33,21 +37,27 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export SAM_CLI_TELEMETRY := 0
 
 # botocore versions the hook is tested against besides the pinned one (tests/botocore/<v>.txt).
-# 1.27.83 is the last with the old _compute_socket_options signature; 1.42.28/1.42.29 bracket
+# 1.27.83 is the last with the old _compute_socket_options signature (it imports cgi, gone since
+# CPython 3.13: not installed on 3.13/3.14); 1.42.28/1.42.29 bracket
 # BOTOCORE_TCP_KEEPALIVE; 1.12.16/1.12.17 bracket the method's introduction and only run on 3.9.
 BOTOCORE_MATRIX := 1.27.83 1.29.165 1.34.162 1.42.28 1.42.29
 BOTOCORE_OLD := 1.12.16 1.12.17
-OLD_PYTHON := $(call python_for,3.9)
+OLD_PYTHON = $(call need_python,3.9)
 
-.PHONY: help
+.PHONY: help interpreters
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
+	@echo "make demo-lmi   Lambda Managed Instances: 4 never-frozen workers, some idle past the NAT timeout"
+	@echo "make bench-children  what the layer costs a child process, per multiprocessing start method"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
+	@echo "make measure-learn  the learned idle limit behind a NAT shorter than max idle (gap 1 vs later gaps)"
+	@echo "make bench-reuse  what stale-reuse detection adds to a request on a reused connection"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
-	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one); prints sha256 and sizes"
-	@echo "make publish    publish build/layer.zip to each region in REGIONS (PUBLIC=1: public)"
+	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
+	@echo "make layer      build/layer.zip (SERVICES=dynamodb,s3 for a trimmed one; FLAVOR=hook: build/layer-hook.zip, no SDK); prints sha256 and sizes"
+	@echo "make publish    publish build/layer.zip (FLAVOR=hook: build/layer-hook.zip) to each region in REGIONS (PUBLIC=1: public)"
 	@echo "make wheel      build/aws_python_keepalive-<version>-py3-none-any.whl (container images, bundles)"
 	@echo "make publish-wheel  upload the wheel to INDEX_URL with TOKEN (or INDEX_USER/INDEX_PASSWORD)"
 	@echo "make deploy     sam build + sam deploy (EXAMPLE=1: with the example function)"
@@ -55,12 +65,17 @@ help:
 	@echo "make bench      the hook's startup cost, switch off and on (build/startup.json)"
 	@echo "make bench-aio  what patching aiobotocore costs when the function imports it"
 	@echo "make bench-connect  one new HTTPS connection: stock vs layer vs one-cert floor at Lambda CPU shares (root)"
-	@echo "make coldstart  import boto3 + first client: layer vs the runtime's own copy (build/coldstart.json)"
+	@echo "make coldstart  import boto3 + first client: runtime-kind copy vs hook flavor vs full layer (build/coldstart.json)"
 	@echo "make coldstart-parts  where the layer's extra cold-start time goes (-X importtime, cProfile)"
 	@echo "make lock       regenerate every hash-pinned requirements file (newest boto3/botocore)"
 	@echo "make lock-aio   regenerate the aiobotocore/aioboto3 test locks (tests/aio/*.in -> *.txt)"
 	@echo "make test-compat  the layer beside X-Ray SDK, Powertools, ddtrace, sentry, datadog-lambda; botocore's own unit tests"
 	@echo "make clean      remove build outputs and venvs"
+
+# Every minor make test needs, found or installed into .venv/python/ (uv first: the repo's uv
+# exists by then); one line per minor saying where it came from.
+interpreters: | $(UV)
+	@$(FIND_PYTHON) --report --goal interpreters --uv $(UV) $(NEEDED_MINORS)
 
 # --- bootstrap: uv from a hash-pinned requirement, installed with pip ------------------------
 $(UV): tools/uv.txt
@@ -77,7 +92,7 @@ $(VENV)/test-%/bin/python: tests/requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 # botocore matrix: each version in its own folder, one per interpreter (a stand-in /var/task copy).
-BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done,\
+BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done $(VENV)/botocore/3.14/1.27.83/.done,\
                    $(foreach p,$(PYTHON_MINORS),$(foreach v,$(BOTOCORE_MATRIX),$(VENV)/botocore/$(p)/$(v)/.done))) \
                  $(foreach v,$(BOTOCORE_OLD),$(VENV)/botocore/3.9/$(v)/.done)
 $(VENV)/botocore/%/.done: | $(UV)
@@ -118,7 +133,7 @@ bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
 .PHONY: test test-hook
-test: test-hook test-build test-lab test-compat
+test: interpreters test-hook test-build test-lab test-compat
 
 # Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
 test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
@@ -132,11 +147,11 @@ test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE
 	done
 
 .PHONY: bench
-# On every tested CPython this machine has (the test venvs hold the pinned botocore for the patch
+# On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
 # table); prints the table and writes build/startup.json.
-bench: $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/test-$(p)/bin/python)
+bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
 	$(TOOL_PYTHON) bench/startup.py --json $(BUILD_DIR)/startup.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(VENV)/test-$(p)/bin/python)
+	  $(foreach p,$(PYTHON_MINORS),--python $(VENV)/test-$(p)/bin/python)
 
 # --- layer build, SAM, publish (issue 3) -------------------------------------------------------
 # (targets: layer, lint, deploy, publish, test-build)
@@ -144,14 +159,18 @@ bench: $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/test-$(p)/bin/python)
 # supported CPython this machine has (the layer's zip serves python3.10 - python3.14).
 BUILD_DIR ?= build
 LAYER_ZIP := $(BUILD_DIR)/layer.zip
+# FLAVOR=hook: the hook alone (no boto3/botocore/urllib3), patching the SDK the function imports.
+HOOK_ZIP := $(BUILD_DIR)/layer-hook.zip
+FLAVOR ?= full
+FLAVOR_ZIP = $(if $(filter hook,$(FLAVOR)),$(HOOK_ZIP),$(LAYER_ZIP))
 SERVICES ?=
-LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call python_for,$(p)))
-LAYER_NAME ?= aws-python-keepalive
+LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call need_python,$(p)))
+LAYER_NAME ?= $(if $(filter hook,$(FLAVOR)),aws-python-keepalive-hook,aws-python-keepalive)
 REGIONS ?= us-east-1
 PUBLIC ?= 0
 # sam build validates a real python3.X of the example function's runtime (the pyenv shim fails).
 SAM_RUNTIME_MINOR := 3.13
-SAM_PATH = $(dir $(call python_for,$(SAM_RUNTIME_MINOR))):$(PATH)
+SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
 SAM := $(VENV)/sam/bin/sam
 TOOLS_PY := $(VENV)/tools/bin/python
 
@@ -170,22 +189,32 @@ $(VENV)/sam/bin/python $(VENV)/moto/bin/python $(VENV)/wheel-tools/bin/python $(
 	$(UV) pip install -q --python $@ --require-hashes -r tools/$*.txt
 	touch $@
 
-# make layer [SERVICES=dynamodb,s3]: always rebuilds (it is reproducible) and prints sha256 and sizes.
+# make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
+# sha256 and sizes.
 .PHONY: layer
 layer: | $(UV)
-	$(TOOL_PYTHON) tools/build_layer.py --uv $(UV) --requirements layer/requirements.txt --hook layer \
-	  --work $(BUILD_DIR)/layer --out $(LAYER_ZIP) --services "$(SERVICES)" $(addprefix --python ,$(LAYER_PYTHONS))
+	$(TOOL_PYTHON) tools/build_layer.py --flavor $(FLAVOR) --uv $(UV) --requirements layer/requirements.txt \
+	  --hook layer --work $(BUILD_DIR)/$(basename $(notdir $(FLAVOR_ZIP))) --out $(FLAVOR_ZIP) --services "$(SERVICES)" \
+	  $(addprefix --python ,$(LAYER_PYTHONS))
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
-$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
-	$(MAKE) --no-print-directory layer
+	$(MAKE) --no-print-directory layer FLAVOR=full
+$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
 # sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.
 .PHONY: build-KeepAliveLayer
 build-KeepAliveLayer: layer
 	$(TOOL_PYTHON) -m zipfile -e $(LAYER_ZIP) "$(ARTIFACTS_DIR)"
+# The hook-only layer (template.yaml's KeepAliveHookLayer): the tree of build/layer-hook.zip.
+.PHONY: build-KeepAliveHookLayer
+build-KeepAliveHookLayer:
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
+	$(TOOL_PYTHON) -m zipfile -e $(HOOK_ZIP) "$(ARTIFACTS_DIR)"
 
 .PHONY: lint
 lint: $(TOOLS_PY) $(SAM)
@@ -198,10 +227,11 @@ deploy: $(SAM)
 	PATH=$(SAM_PATH) $(SAM) build
 	PATH=$(SAM_PATH) $(SAM) deploy $(if $(filter 1,$(EXAMPLE)),--parameter-overrides DeployExample=true)
 
-# make publish REGIONS="us-east-1 eu-west-1" [PUBLIC=1] [LAYER_NAME=...]: prints one ARN per region.
+# make publish REGIONS="us-east-1 eu-west-1" [PUBLIC=1] [LAYER_NAME=...] [FLAVOR=hook]: prints one
+# ARN per region (the hook flavor's default name: aws-python-keepalive-hook).
 .PHONY: publish
-publish: $(TOOLS_PY) $(LAYER_ZIP)
-	$(TOOLS_PY) tools/publish.py --zip $(LAYER_ZIP) --layer-name $(LAYER_NAME) --regions "$(REGIONS)" \
+publish: $(TOOLS_PY) $(FLAVOR_ZIP)
+	$(TOOLS_PY) tools/publish.py --zip $(FLAVOR_ZIP) --layer-name $(LAYER_NAME) --regions "$(REGIONS)" \
 	  $(if $(filter 1,$(PUBLIC)),--public)
 
 $(SAM): $(VENV)/sam/bin/python
@@ -216,18 +246,20 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/build || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
-# Cold start against the runtime's own boto3 (the lab's runtime venvs), layer read-only: per CPython
-# this machine has, prints the table and writes build/coldstart.json; coldstart-parts: where the gap goes.
+# Cold start against the runtime-kind boto3 (the lab's stand-in runtimes, RUNTIME_BOTO3), the full
+# layer and the hook flavor read-only: per CPython this machine has, prints the table and writes
+# build/coldstart.json; coldstart-parts: where the full layer's gap goes.
 # COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
 COLDSTART_MEMORY_MB ?=
 .PHONY: coldstart coldstart-parts
-coldstart: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p))) \
+coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
+	  --json $(BUILD_DIR)/coldstart.json \
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p))) \
 	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB))
-coldstart-parts: $(LAYER_ZIP) $(foreach p,$(FOUND_TESTED_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
-	  $(foreach p,$(FOUND_TESTED_MINORS),--python $(p)=$(call python_for,$(p)))
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
 
 # --- wheel: the hook for container images, bundled dependencies, any Python process (issue 7) ---
 # (targets: wheel, publish-wheel, lock-wheel)
@@ -273,6 +305,17 @@ test-lab: lab-deps
 measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 	$(VENV)/test-3.12/bin/python -m lab.measure_keepalive
 
+# What stale-reuse detection and the learned limit add to a request on a reused connection.
+.PHONY: bench-reuse
+bench-reuse: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/reuse.py
+
+# The learned idle limit end to end (lab/measure_learn.py): NAT 3 s < max idle 8 s, nothing leaving the
+# frozen function, reset and silent NATs and learning off; prints the table, writes build/measure-learn.json.
+.PHONY: measure-learn
+measure-learn: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(LAYER_ZIP)
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python -m lab.measure_learn --layer $(LAYER_ZIP)
+
 # Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
 # boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
@@ -292,6 +335,8 @@ FORCE:
 
 .PHONY: lab-runtimes lock-lab
 lab-runtimes: $(LAB_RUNTIME_VENVS)
+# The hook flavor's build test runs it on every stand-in runtime (tests/build/test_build_layer.py).
+test-build: $(LAB_RUNTIME_VENVS)
 
 lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
@@ -323,8 +368,8 @@ $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	touch $@
 
 .PHONY: demo lock-demo
-# The stand-in runs CPython 3.12 if this machine has it, else any one tested minor it has.
-DEMO_MINOR := $(firstword $(filter 3.12,$(FOUND_MINORS)) $(FOUND_TESTED_MINORS) 3.12)
+# The stand-in runs CPython 3.12 (found or installed, like every minor).
+DEMO_MINOR := 3.12
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
 	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR) \
 	  --memory-mb $(MEMORY_MB)
@@ -332,6 +377,26 @@ demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sh
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
 	  lab/demo-requirements.in -o lab/demo-requirements.txt
+
+# What the layer costs a child process (bench/children.py, docs/shapes-lmi.md): start a one-worker
+# ProcessPoolExecutor and get its first result, per start method, no layer / switch off / on, on the
+# CPythons Managed Instances run (3.13, 3.14); prints the table, writes build/bench-children.json.
+.PHONY: bench-children
+bench-children:
+	$(TOOL_PYTHON) bench/children.py $(foreach p,3.13 3.14,--python $(p)=$(call need_python,$(p))) \
+	  --json $(BUILD_DIR)/bench-children.json
+
+# make demo-lmi [LMI_MINOR=3.13] [LMI_VARIANT=ric40]: Lambda Managed Instances (issue 16; ~1 min, root):
+# AWS_LAMBDA_MAX_CONCURRENCY=4 never-frozen awslambdaric workers, some idle past the NAT timeout while
+# others work, NAT in reset and silent mode, no layer / layer off / on. Prints the table, writes
+# build/demo-lmi.json and build/demo-lmi.png. Its one-round version runs in make test
+# (tests/lab/test_demo_lmi.py). LMI_VARIANT=ric40: awslambdaric 4.0.x instead of 4.2.x.
+LMI_MINOR ?= 3.13
+LMI_VARIANT ?=
+.PHONY: demo-lmi
+demo-lmi: $(LAYER_ZIP) lab-deps $(DEMO_PY)
+	$(DEMO_PY) -m lab.demo_lmi --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo-lmi.png --json $(BUILD_DIR)/demo-lmi.json \
+	  --python $(LMI_MINOR) $(if $(LMI_VARIANT),--variant $(LMI_VARIANT))
 
 # make soak [DURATION=300] [SEED=n]: the fault soak (issue 10; ~DURATION + 1 min, needs root): no
 # layer / layer on / layer on with no packet leaving the frozen env, random gaps, NAT reset/drop,
@@ -409,15 +474,29 @@ $(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tool
 	tar -xzf $(BOTOCORE_SDIST)/botocore-*.tar.gz -C $(BOTOCORE_SDIST)
 	touch $@
 
-# One interpreter (3.12): the libraries' behaviour beside the layer does not depend on the minor,
-# and the hook itself is tested on every minor by test-hook.
+# The libraries a function runs beside the layer (tests/compat/requirements.txt: X-Ray SDK,
+# Powertools, ddtrace, datadog-lambda, sentry-sdk) with the layer's boto3/botocore, installed as a
+# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/lambda_env.py,
+# awslambdaric) serves. One interpreter, 3.12: the libraries' behaviour beside the layer does not
+# depend on the minor (the hook itself is tested on every minor by test-hook), 3.12 is the one
+# every library ships wheels for, and test-lab already makes its runtime prefix.
+COMPAT_TASK := $(VENV)/compat-task-3.12
+$(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(UV)
+	rm -rf $(COMPAT_TASK)
+	$(UV) pip install -q --target $(COMPAT_TASK) --python $(call need_python,3.12) --require-hashes \
+	  -r tests/compat/requirements.txt -r layer/requirements.txt
+	touch $@
+
 .PHONY: test-compat lock-compat
-test-compat: $(VENV)/test-3.12/bin/python $(BOTOCORE_SDIST)/.done
-	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) \
+test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
+  $(BOTOCORE_SDIST)/.done
+	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
 	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/compat || rc=$$?; \
 	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lock-compat: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes -c layer/requirements.txt \
+	  tests/compat/requirements.in -o tests/compat/requirements.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes --no-deps -c layer/requirements.txt \
 	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \

@@ -1,7 +1,7 @@
 """Cold start: the layer's boto3 against the runtime's own copy, per CPython, read-only as on Lambda.
 
-    PYTHONPATH=. python bench/coldstart.py --zip build/layer.zip --python 3.12=/path/python3 [...]
-        [--runs N] [--json build/coldstart.json]        (or: make coldstart)
+    PYTHONPATH=. python bench/coldstart.py --zip build/layer.zip --hook-zip build/layer-hook.zip \
+        --python 3.12=/path/python3 [...] [--runs N] [--json build/coldstart.json]   (or: make coldstart)
 
 What a user compares is not "the layer with or without its bytecode" but "attaching the layer or
 not": without it, the function imports the runtime's bundled boto3, compiled, from site-packages.
@@ -9,15 +9,15 @@ So, per CPython, five ways of importing boto3 in a fresh interpreter (the same b
 for all five, ``-s``):
 
 * ``runtime_copy``: the stand-in runtime's site-packages (``.venv/lambda-3.X``, made by
-  lab/runtime_prefix.py from lab/runtime-requirements.txt: boto3/botocore 1.34.162, urllib3 1.26),
-  copied and compiled with compileall as pip and the runtime images compile it;
+  lab/runtime_prefix.py: the runtime-kind boto3 of RUNTIME_BOTO3, default 1.42.97, and
+  awslambdaric), copied and compiled with compileall as pip and the runtime images compile it;
+* ``hook_layer``: the hook-only flavor (``make layer FLAVOR=hook``, build/layer-hook.zip) added as
+  the runtime adds /opt/python, in front of the runtime copy, switch on: the function keeps the
+  runtime's boto3 and the hook patches it;
 * ``layer`` (b): the layer zip as built, with its bytecode, added as the runtime adds /opt/python
   (``sys.path`` first, then ``site.addsitedir``, which runs the ``.pth``), switch off;
 * ``layer_on`` (c): the same, ``AWS_PYTHON_KEEPALIVE=1``;
-* ``layer_no_bytecode`` (d): the layer with every ``__pycache__`` removed, switch off;
-* ``hook_only_on``: the layer without its SDK (every distribution a ``*.dist-info/RECORD`` lists
-  removed: the hook's own files stay) on top of the runtime copy, switch on: what a layer that
-  patches the runtime's boto3 instead of bringing its own would cost.
+* ``layer_no_bytecode`` (d): the layer with every ``__pycache__`` removed, switch off.
 
 Each child times ``import boto3`` + the first DynamoDB client (``*_ms``), then one call to a local
 DynamoDB-shaped endpoint (tests/hook/ddb_server.py, plain HTTP on loopback; ``*_call_ms`` is the
@@ -49,7 +49,7 @@ import zipfile
 from rows import write_rows  # bench/rows.py, next to this script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VARIANTS = ("runtime_copy", "layer", "layer_on", "layer_no_bytecode", "hook_only_on")
+VARIANTS = ("runtime_copy", "hook_layer", "layer", "layer_on", "layer_no_bytecode")
 
 # As the runtime's bootstrap does for a layer: its folder first on sys.path, then addsitedir
 # (which runs the .pth); the runtime copy is simply on sys.path, as site-packages is.
@@ -89,40 +89,14 @@ def count_pyc(folder):
     return sum(name.endswith(".pyc") for _, _, files in os.walk(folder) for name in files)
 
 
-def sdk_entries(folder):
-    """Top-level names in folder that belong to installed distributions (boto3, botocore, ...)."""
-    entries = set()
-    for name in os.listdir(folder):
-        if name.endswith(".dist-info"):
-            entries.add(name)
-            with open(os.path.join(folder, name, "RECORD")) as record:
-                for line in record:
-                    top = line.split(",")[0].split("/")[0]
-                    if top and top != "__pycache__" and not top.startswith(".."):
-                        entries.add(top)
-    # Bytecode of top-level modules (six.py) sits in the shared __pycache__.
-    modules = {entry[:-3] for entry in entries if entry.endswith(".py")}
-    cache = os.path.join(folder, "__pycache__")
-    if os.path.isdir(cache):
-        entries.update(os.path.join("__pycache__", n) for n in os.listdir(cache) if n.split(".")[0] in modules)
-    return sorted(entries)
-
-
-def prepare(zip_path, pythons, root):
-    """Under root: layer/ (as built), layer_nopyc/, hook_only/, runtime-3.X/ per interpreter."""
-    for name in ("layer", "layer_nopyc"):
-        with zipfile.ZipFile(zip_path) as archive:
-            archive.extractall(os.path.join(root, name))
+def prepare(zip_path, pythons, root, hook_zip=None):
+    """Under root: layer/ (as built), layer_nopyc/, hook/ (the hook flavor's zip), runtime-3.X/ per
+    interpreter."""
+    for name, path in (("layer", zip_path), ("layer_nopyc", zip_path), ("hook", hook_zip)):
+        if path:
+            with zipfile.ZipFile(path) as archive:
+                archive.extractall(os.path.join(root, name))
     remove_bytecode(os.path.join(root, "layer_nopyc"))
-    # Hook only: the layer minus every installed distribution (whatever a *.dist-info RECORD lists).
-    hook_only = os.path.join(root, "hook_only", "python")
-    shutil.copytree(os.path.join(root, "layer", "python"), hook_only)
-    for entry in sdk_entries(hook_only):
-        path = os.path.join(hook_only, entry)
-        if os.path.isdir(path):
-            shutil.rmtree(path)
-        elif os.path.lexists(path):  # the build prunes some RECORD entries (bin/)
-            os.remove(path)
     for minor, python in pythons:
         runtime = os.path.join(root, "runtime-" + minor)
         shutil.copytree(runtime_site_packages(minor), runtime,
@@ -144,8 +118,8 @@ def child_setup(root, minor, variant):
     layer = os.path.join(root, "layer", "python")
     if variant == "runtime_copy":
         return [runtime], None, runtime, {}
-    if variant == "hook_only_on":
-        hook = os.path.join(root, "hook_only", "python")
+    if variant == "hook_layer":
+        hook = os.path.join(root, "hook", "python")
         return [hook, runtime], hook, runtime, {"AWS_PYTHON_KEEPALIVE": "1"}
     if variant == "layer_no_bytecode":
         layer = os.path.join(root, "layer_nopyc", "python")
@@ -215,8 +189,9 @@ def run(args, pythons, root, extra_env, mode):
                 row[variant + "_ms"] = round(statistics.median(v[0] for v in values), 1)
                 row[variant + "_min_ms"] = round(min(v[0] for v in values), 1)
                 row[variant + "_call_ms"] = round(statistics.median(v[1] for v in values), 1)
-            row["layer_over_runtime"] = round(row["layer_ms"] / row["runtime_copy_ms"], 2)
-            row["layer_over_runtime_min"] = round(row["layer_min_ms"] / row["runtime_copy_min_ms"], 2)
+            for variant in ("hook_layer", "layer"):
+                row[variant + "_over_runtime"] = round(row[variant + "_ms"] / row["runtime_copy_ms"], 2)
+                row[variant + "_over_runtime_min"] = round(row[variant + "_min_ms"] / row["runtime_copy_min_ms"], 2)
             rows.append(row)
             print_row(row, header=len(rows) == 1)
     after = count_pyc(root)
@@ -228,13 +203,14 @@ def run(args, pythons, root, extra_env, mode):
 def print_row(row, header):
     if header:
         print("import boto3 + first DynamoDB client, ms: median [minimum]; then + first call to a local endpoint")
-        print("%-7s %14s %14s %14s %16s %14s %11s | %s" % (
-            "CPython", "runtime copy", "layer (off)", "layer on", "layer no .pyc", "hook only, on",
-            "layer/rt", "first call: runtime copy, layer, layer on, no .pyc, hook only"))
+        print("%-7s %-9s %14s %14s %14s %14s %16s %11s %11s | %s" % (
+            "CPython", "runtime", "runtime copy", "hook layer on", "layer (off)", "layer on", "layer no .pyc",
+            "hook/rt", "layer/rt", "first call: runtime copy, hook layer, layer, layer on, no .pyc"))
     cells = ["%5.0f [%5.0f]" % (row[v + "_ms"], row[v + "_min_ms"]) for v in VARIANTS]
     calls = ", ".join("%.0f" % row[v + "_call_ms"] for v in VARIANTS)
-    print("%-7s %14s %14s %14s %16s %14s %4.2f [%4.2f] | %s" % (
-        row["python"], *cells, row["layer_over_runtime"], row["layer_over_runtime_min"], calls))
+    print("%-7s %-9s %14s %14s %14s %14s %16s %4.2f [%4.2f] %4.2f [%4.2f] | %s" % (
+        row["python"], row["runtime_botocore"], *cells, row["hook_layer_over_runtime"],
+        row["hook_layer_over_runtime_min"], row["layer_over_runtime"], row["layer_over_runtime_min"], calls))
 
 
 def parse_pythons(values):
@@ -250,6 +226,7 @@ def parse_pythons(values):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zip", required=True)
+    parser.add_argument("--hook-zip", required=True, help="the hook flavor (make layer FLAVOR=hook)")
     parser.add_argument("--python", action="append", required=True, help="MINOR=base interpreter, e.g. 3.12=...")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=1)
@@ -268,12 +245,12 @@ def main(argv=None):
     else:
         root = tempfile.mkdtemp(prefix="coldstart-")
         try:
-            prepare(args.zip, pythons, root)
+            prepare(args.zip, pythons, root, args.hook_zip)
             print("layer: %s (%d .pyc shipped)" % (args.zip, count_pyc(os.path.join(root, "layer"))))
             probe = subprocess.run(["unshare", "-m", "true"], capture_output=True) if shutil.which("unshare") else None
             if probe is not None and probe.returncode == 0:
                 command = [sys.executable, os.path.abspath(__file__), "--inside", root, "--zip", args.zip,
-                           "--runs", str(args.runs), "--warmup", str(args.warmup)]
+                           "--hook-zip", args.hook_zip, "--runs", str(args.runs), "--warmup", str(args.warmup)]
                 command += ["--python=%s=%s" % pair for pair in pythons]
                 if args.json:
                     command += ["--json", os.path.abspath(args.json)]

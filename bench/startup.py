@@ -52,7 +52,7 @@ def interpreters(pythons):
     """(minor, interpreter) for each --python; by default the test venvs make test made."""
     if not pythons:
         pythons = [os.path.join(REPO, ".venv", "test-" + minor, "bin", "python")
-                   for minor in ("3.10", "3.11", "3.12", "3.13")]
+                   for minor in ("3.10", "3.11", "3.12", "3.13", "3.14")]
         pythons = [p for p in pythons if os.path.exists(p)] or [sys.executable]
     found = []
     for python in pythons:

@@ -132,7 +132,7 @@ def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dic
         run.error = error
 
 
-def warm_jvm(ddb, n: int) -> None:
+def warm_jvm(ddb, n: int, table: str = TABLE) -> None:
     """Puts from this process before anything is measured. DynamoDB Local runs in a JVM whose JIT
     needs a few hundred requests to settle (measured here: median put 7.6 ms over the first 300,
     3.3 ms after 900, through the TLS front); without this the first configurations' steady phase
@@ -142,7 +142,7 @@ def warm_jvm(ddb, n: int) -> None:
     started = time.monotonic()
     client = lab_client(ddb)
     for i in range(n):
-        client.put_item(TableName=TABLE, Item={"pk": {"S": "warm-%d" % i}})
+        client.put_item(TableName=table, Item={"pk": {"S": "warm-%d" % i}})
     print("Warmed DynamoDB Local's JVM with %d puts (%.1f s)" % (n, time.monotonic() - started), flush=True)
 
 

@@ -36,10 +36,11 @@ def rows(runs, handler, call_ms):
     return out
 
 
-def markdown(table_rows) -> str:
-    cells = [HEADER] + [tuple(str(c) for c in row) for row in table_rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(HEADER))]
-    right = lambda i: i >= 2  # noqa: E731 - numbers right-aligned
+def markdown(table_rows, header=HEADER, first_number=2) -> str:
+    """A Markdown table; columns from ``first_number`` on are numbers, right-aligned."""
+    cells = [header] + [tuple(str(c) for c in row) for row in table_rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    right = lambda i: i >= first_number  # noqa: E731 - numbers right-aligned
 
     def line(row):
         return "| " + " | ".join(c.rjust(w) if right(i) else c.ljust(w)

@@ -1,7 +1,7 @@
 """The Lambda execution stand-in: one function process run the way the managed Python runtime runs it.
 
-What is real: the CPython minor (3.10 - 3.13, found by tools/find_python.py), awslambdaric from PyPI serving
-invocations from a Runtime API (lab/runtime_api.py), the runtime's documented startup
+What is real: the CPython minor (3.10 - 3.14, found or installed by tools/find_python.py), awslambdaric
+from PyPI serving invocations from a Runtime API (lab/runtime_api.py), the runtime's documented startup
 (lab/runtime/bootstrap.py, which processes the layer's ``.pth`` files), an exec wrapper run as
 /var/runtime/bootstrap runs ``AWS_LAMBDA_EXEC_WRAPPER``, a plain CPython prefix with the user site
 on like /var/lang (lab/runtime_prefix.py), a bundled boto3 of the kind the
@@ -45,7 +45,7 @@ from lab.runtime_api import Outcome, RuntimeApi, Timings
 
 REPO = Path(__file__).resolve().parents[1]
 RUNTIME_DIR = REPO / "lab" / "runtime"
-PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13")
+PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 HOOK_PREFIX = "aws-keepalive"  # the hook's stderr lines start with "aws-keepalive:"
 
 # What Lambda sets for every function (values of a 128 MB function in us-east-1) that matters to
@@ -72,14 +72,15 @@ _live = weakref.WeakSet()
 
 
 # --- interpreters: plain CPython prefixes, user site on (lab/runtime_prefix.py) -----------------------
-def runtime_python(minor: str) -> Path:
+def runtime_python(minor: str, variant: str = "") -> Path:
     """The stand-in runtime's interpreter for a CPython minor, created on first use.
 
     ``.venv/lambda-X.Y`` is a plain CPython prefix (not a venv: a venv turns the user site, and
     with it ``usercustomize``, off; the managed runtime's interpreter has it on) whose
-    site-packages holds exactly lab/runtime-requirements.txt. See lab/runtime_prefix.py.
+    site-packages holds exactly lab/runtime-requirements.txt (``variant="ric40"``: awslambdaric 4.0.x,
+    ``.venv/lambda-X.Y-ric40``). See lab/runtime_prefix.py.
     """
-    return runtime_prefix.ensure(minor)
+    return runtime_prefix.ensure(minor, variant)
 
 
 # --- the layer root ("/opt") ----------------------------------------------------------------------
@@ -160,6 +161,7 @@ class Invocation:
     stderr: list = field(default_factory=list)
     counters: dict = field(default_factory=dict)
     gap_s: Optional[float] = None  # set by the driver: idle time before this invocation
+    worker_pid: Optional[int] = None  # the process whose botocore served it (lab_observe events)
 
     @property
     def ok(self) -> bool:
@@ -186,12 +188,13 @@ def hook_lines(lines) -> list:
     return [text for text in texts if HOOK_PREFIX in text]
 
 
-def keepalive_timers(pid: int, port: int) -> list:
+def keepalive_timers(pid: int, port: int, prefix: Sequence[str] = ()) -> list:
     """The keep-alive timer of each established connection of process ``pid`` to ``port``, as ``ss``
-    prints it ("59sec", "119min", "1min14sec"), or None for a connection without one."""
+    prints it ("59sec", "119min", "1min14sec"), or None for a connection without one. ``prefix``
+    runs ss elsewhere, e.g. in the function's network namespace (``nat.command([])``)."""
     import re
 
-    out = subprocess.run(["ss", "-tnopH", "state", "established", "dport", "= :%d" % port],
+    out = subprocess.run(list(prefix) + ["ss", "-tnopH", "state", "established", "dport", "= :%d" % port],
                          capture_output=True, text=True, timeout=10, check=True).stdout
     timers = []
     for line in out.splitlines():
@@ -199,6 +202,31 @@ def keepalive_timers(pid: int, port: int) -> list:
             match = re.search(r"timer:\(keepalive,([^,]+),", line)
             timers.append(match.group(1) if match else None)
     return timers
+
+
+def settled_keepalive_timers(pids, port: int, prefix: Sequence[str] = ()) -> dict:
+    """``keepalive_timers`` of several processes; one whose connection shows none is read again (up
+    to 3 times, 0.5 s apart): while a segment is unacknowledged ss shows the retransmission timer
+    ("on") in the keep-alive timer's place, and the last call's ACKs may still be on their way."""
+    timers: dict = {}
+    for attempt in range(4):
+        for pid in pids:
+            if attempt == 0 or not timers[pid] or None in timers[pid]:
+                timers[pid] = keepalive_timers(pid, port, prefix)
+        if all(found and None not in found for found in timers.values()):
+            break
+        time.sleep(0.5)
+    return timers
+
+
+def timer_seconds(text: str) -> float:
+    """An ss timer ('59sec' / '1min' / '119min' / '1min14sec' / '350ms') in seconds."""
+    import re
+
+    total = 0.0
+    for number, unit in re.findall(r"(\d+)(min|sec|ms)", text):
+        total += int(number) * {"min": 60, "sec": 1, "ms": 0.001}[unit]
+    return total
 
 
 def count_events(events) -> dict:
@@ -239,6 +267,13 @@ class LambdaFunction:
     the runtime's idle ``next`` connection crosses the NAT and can be forgotten by it: see
     lab/runtime_api.py).
     observe: write per-invocation counters (lab_observe). freeze: SIGSTOP between invocations.
+
+    max_concurrency: Lambda Managed Instances' multi-concurrent mode. Sets AWS_LAMBDA_MAX_CONCURRENCY
+    (awslambdaric's own MultiConcurrentRunner then starts that many worker processes, each blocking
+    in ``next``) and AWS_LAMBDA_INITIALIZATION_TYPE=lambda-managed-instances; never frozen. ``start``
+    returns once every worker waits; ``invoke_burst`` sends invocations that run at the same time.
+    variant: the runtime's site-packages (runtime_python), e.g. "ric40" for awslambdaric 4.0.x.
+    dispatch: which waiting worker gets an invocation (lab/runtime_api.py: "lifo" or "fifo").
     memory_mb: the function's memory size: AWS_LAMBDA_FUNCTION_MEMORY_SIZE, and the process runs
     in a cgroup CPU quota of that size's share of one vCPU (lab/cpu_share.py; 1769 MB = 1 vCPU), as
     Lambda throttles it. None: unthrottled (BASE_ENV's 128 stays in the environment).
@@ -248,6 +283,7 @@ class LambdaFunction:
                  env: Optional[dict] = None, prefix: Sequence[str] = (), api_host: str = "127.0.0.1",
                  api_sock_factory=None,
                  observe: bool = True, freeze: bool = True, workdir=None, init_timeout: float = 30.0,
+                 max_concurrency: Optional[int] = None, variant: str = "", dispatch: str = "lifo",
                  memory_mb: Optional[int] = None):
         self.task_root = Path(task_root).resolve()
         self.handler = handler
@@ -259,7 +295,10 @@ class LambdaFunction:
         self.api_host = api_host
         self.api_sock_factory = api_sock_factory
         self.observe = observe
-        self.freeze_between = freeze
+        self.max_concurrency = max_concurrency
+        self.variant = variant
+        self.dispatch = dispatch
+        self.freeze_between = freeze and max_concurrency is None  # Managed Instances never freeze
         self.init_timeout = init_timeout
         self.memory_mb = memory_mb
         self._quota: Optional[cpu_share.Quota] = None
@@ -279,7 +318,7 @@ class LambdaFunction:
 
     # --- lifecycle -------------------------------------------------------------------------------
     def command(self) -> list:
-        python = str(runtime_python(self.python))
+        python = str(runtime_python(self.python, self.variant))
         opt_arg = "/opt" if self.real_opt else str(self._opt_dir())
         inner = [python, str(RUNTIME_DIR / "bootstrap.py"), "--opt", opt_arg]
         if self.observe:
@@ -319,6 +358,9 @@ class LambdaFunction:
             "_HANDLER": self.handler,
             "AWS_LAMBDA_RUNTIME_API": self.api.address,
         })
+        if self.max_concurrency is not None:
+            env["AWS_LAMBDA_MAX_CONCURRENCY"] = str(self.max_concurrency)
+            env["AWS_LAMBDA_INITIALIZATION_TYPE"] = "lambda-managed-instances"
         if self.memory_mb is not None:
             env["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(self.memory_mb)
         env.update(self.env)
@@ -336,7 +378,7 @@ class LambdaFunction:
         """
         command = self.command()  # first: a missing exec wrapper fails before any server exists
         sock = self.api_sock_factory() if self.api_sock_factory is not None else None
-        self.api = RuntimeApi(self.api_host, sock=sock)
+        self.api = RuntimeApi(self.api_host, sock=sock, dispatch=self.dispatch)
         self._observe_path.write_text("")
         if self.memory_mb is not None:
             self._quota = cpu_share.Quota(self.memory_mb).__enter__()
@@ -352,7 +394,9 @@ class LambdaFunction:
         _live.add(self)
         self.capture = OutputCapture({"stdout": self.proc.stdout, "stderr": self.proc.stderr})
         deadline = time.monotonic() + self.init_timeout
-        while not self.api.wait_polls(1, 0.1):
+        # Ready: the runtime blocks in next (multi-concurrent mode: every worker does).
+        ready = lambda: self.api.wait_waiting(self.max_concurrency or 1, 0.1)  # noqa: E731
+        while not ready():
             if self.api.restore_waiting:  # SnapStart: init done, waiting for the snapshot
                 self.init_ms = (time.monotonic_ns() - started) / 1e6
                 self.init_lines = self.capture.drain()
@@ -368,7 +412,7 @@ class LambdaFunction:
                 self.stop()
                 raise RuntimeError("runtime did not reach 'next' (exit %s):\n%s"
                                    % (self.proc.returncode, "\n".join(lines[-30:])))
-        self.init_ms = (self.api.poll_time_ns(1) - started) / 1e6
+        self.init_ms = (self.api.poll_time_ns(self.max_concurrency or 1) - started) / 1e6
         self.init_lines = self.capture.drain()
         self.init_events = self._read_events().get(None, [])
         if self.freeze_between:
@@ -482,6 +526,44 @@ class LambdaFunction:
         if self.freeze_between and self.alive() and outcome.kind in ("response", "error"):
             self.freeze()
         return record
+
+    def invoke_burst(self, events: Sequence[Any], timeout: float = 90.0) -> list:
+        """Multi-concurrent mode: queue every event at once (each goes to a waiting worker, chosen
+        by ``dispatch``), wait for every outcome and until every worker is back in ``next``; one
+        record per event, with the worker that served it (``worker_pid``) and its counters. The
+        output lines of the burst cannot be told apart by invocation: they go on the first record."""
+        queued = [self.api.queue({} if event is None else event, timeout) for event in events]
+        outcomes = [self.api.wait(invocation, timeout) for invocation in queued]
+        self.api.wait_waiting(self.max_concurrency or 1, 10.0)
+        lines = self.capture.drain()
+        by_rid = self._read_events()
+        records = []
+        for invocation, (outcome, timings) in zip(queued, outcomes):
+            mine = by_rid.get(invocation.request_id, [])
+            record = Invocation(self._count, invocation.request_id, outcome, timings, thawed=False)
+            record.counters = count_events(mine)
+            record.worker_pid = mine[0].get("pid") if mine else None
+            records.append(record)
+            self._count += 1
+        if records:
+            records[0].stdout = [line.text for line in lines if line.stream == "stdout"]
+            records[0].stderr = [line.text for line in lines if line.stream == "stderr"]
+        return records
+
+    def worker_pids(self) -> list:
+        """Processes of the function's process group other than the runtime's main process (its
+        workers; with forkserver also the fork server and multiprocessing's resource tracker)."""
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != self.proc.pid:
+                try:
+                    stat = Path("/proc/%s/stat" % entry).read_text()
+                except OSError:
+                    continue
+                fields = stat.rsplit(")", 1)[1].split()
+                if int(fields[2]) == self.proc.pid:  # process group id == the runtime's pid
+                    pids.append(int(entry))
+        return sorted(pids)
 
     def _read_events(self) -> dict:
         """New lab_observe events since the last call, grouped by request id (None = init)."""

@@ -32,6 +32,16 @@ Why the details below matter:
 - ``next`` is answered from a handler thread that waits on a condition variable. The count of ``next``
   calls is how the lab knows the runtime is idle again ("back blocking in next"), which is the moment
   Lambda may freeze the environment.
+
+Multi-concurrent mode (Lambda Managed Instances: awslambdaric 4.x with AWS_LAMBDA_MAX_CONCURRENCY=N
+starts N worker processes, each a runtime client with its own connection, each blocking in ``next``
+and serving one invocation at a time; the endpoints are the same): every connection is served by its
+own thread, so N long polls wait at once (``waiting`` counts them). An invocation queued while
+pollers wait is handed to one of them chosen by ``dispatch``: ``"lifo"`` (the default) the poller
+that started waiting last, ``"fifo"`` the one waiting longest. How Lambda picks a worker is not
+published; LIFO is what lets the lab keep some workers busy while others sit idle for minutes
+(a burst of B < N invocations always goes to the B workers that came back last), FIFO rotates
+through all of them. An invocation queued while no poller waits goes to the next ``next`` call.
 """
 
 import http.server
@@ -204,10 +214,14 @@ class RuntimeApi:
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, function_arn: str = DEFAULT_FUNCTION_ARN,
-                 sock=None):
+                 sock=None, dispatch: str = "lifo"):
+        if dispatch not in ("lifo", "fifo"):
+            raise ValueError("dispatch must be 'lifo' or 'fifo', not %r" % dispatch)
         self.function_arn = function_arn
+        self.dispatch = dispatch
         self._cond = threading.Condition()
-        self._queue: deque = deque()
+        self._queue: deque = deque()  # invocations no poller has taken yet
+        self._waiting: list = []  # one slot (a one-item list) per blocked ``next``, oldest first
         self._inflight: dict = {}
         self._polls = 0
         self._poll_times: list = []
@@ -248,6 +262,23 @@ class RuntimeApi:
         """Monotonic time of the n-th ``next`` call (1-based), or None if it has not happened."""
         with self._cond:
             return self._poll_times[n - 1] if len(self._poll_times) >= n else None
+
+    @property
+    def waiting(self) -> int:
+        """How many ``next`` calls are blocked right now (multi-concurrent: idle workers)."""
+        with self._cond:
+            return len(self._waiting)
+
+    def wait_waiting(self, n: int, timeout: float) -> bool:
+        """Wait until at least n ``next`` calls are blocked at once, or an init error arrived."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._waiting) < n and self.init_error is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return len(self._waiting) >= n
 
     def wait_polls(self, n: int, timeout: float) -> bool:
         """Wait until ``next`` has been called n times in total, or an init error arrived."""
@@ -298,7 +329,11 @@ class RuntimeApi:
         }
         with self._cond:
             self._inflight[request_id] = invocation
-            self._queue.append(invocation)
+            if self._waiting:
+                slot = self._waiting.pop() if self.dispatch == "lifo" else self._waiting.pop(0)
+                slot.append(invocation)
+            else:
+                self._queue.append(invocation)
             self._cond.notify_all()
         return invocation
 
@@ -316,6 +351,7 @@ class RuntimeApi:
             self._inflight.pop(invocation.request_id, None)
             if invocation in self._queue:
                 self._queue.remove(invocation)
+            # Handed to a poller that has not returned it yet: it goes out, but nobody waits for it.
             if self.init_error is not None:
                 return self.init_error, invocation.timings
             return Outcome("timeout"), invocation.timings
@@ -341,11 +377,18 @@ class RuntimeApi:
             self._polls += 1
             self._poll_times.append(time.monotonic_ns())
             self._cond.notify_all()
-            while not self._queue and not self._closing:
-                self._cond.wait(0.5)
-            if self._closing:
-                return None
-            invocation = self._queue.popleft()
+            if self._queue:
+                invocation = self._queue.popleft()
+            else:
+                slot: list = []
+                self._waiting.append(slot)
+                self._cond.notify_all()
+                while not slot and not self._closing:
+                    self._cond.wait(0.5)
+                if not slot:  # closing
+                    self._waiting.remove(slot)
+                    return None
+                invocation = slot[0]
             invocation.timings.delivered_ns = time.monotonic_ns()
             return invocation
 

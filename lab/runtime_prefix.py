@@ -11,6 +11,9 @@ So ``.venv/lambda-X.Y`` is a prefix of its own, found by CPython's usual search 
 
     bin/pythonX.Y                a copy of the pyenv binary (a symlink would be resolved back to
                                  pyenv's prefix); it loads libpython through its absolute rpath
+    lib/libpython*.so*, libffi*  symlinks to the base's, when it has them in its lib/: a build
+                                 whose RUNPATH is relative ($ORIGIN/../lib, Maven Central's from
+                                 tools/install_python.py) finds them there, beside the copy
     bin/python                   -> pythonX.Y
     lib/pythonX.Y/<entry>        symlinks to every entry of pyenv's standard library ...
     lib/pythonX.Y/site-packages  ... except this real folder, holding exactly
@@ -45,7 +48,7 @@ runtime_boto3() and docs/lab.md).  Each version is a hash-pinned lock ``lab/runt
 A stamp with the locks' sha256 (and this layout's version) says whether it is current; a file lock
 keeps parallel callers (tests, the Makefile) from building it twice.
 
-Usage: python -m lab.runtime_prefix 3.12 [3.13 ...]   (prints each interpreter's path)
+Usage: python -m lab.runtime_prefix 3.12 [3.13 ...] [3.13-ric40 ...]   (prints each interpreter's path)
 """
 
 import fcntl
@@ -60,6 +63,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LOCK_FILE = REPO / "lab" / "runtime-requirements.txt"  # awslambdaric (the Runtime API client)
+# Variants of the Runtime API client, by name (``ensure(minor, variant)``): awslambdaric 4.0.x instead
+# of the pinned 4.2.x, for Lambda Managed Instances (a runtime may ship either; docs/shapes-lmi.md).
+VARIANT_LOCKS = {"ric40": REPO / "lab" / "runtime-requirements-ric40.txt"}
 SDK_LOCKS = REPO / "lab" / "runtime-sdk"  # <boto3 version>.txt: a bundled-kind boto3 stack each
 # The newest public data point of the boto3 a managed Python runtime bundles (python3.12, Aug 2026;
 # FACTS.md "Today's Lambda"). boto3 1.42.97 pins botocore 1.42.97 (default retry mode: legacy) and
@@ -97,8 +103,8 @@ def runtime_botocore(minor: str) -> str:
     return names[0][len("botocore-"):-len(".dist-info")]
 
 
-def stamp_text() -> str:
-    digests = [hashlib.sha256(path.read_bytes()).hexdigest() for path in (LOCK_FILE, sdk_lock())]
+def stamp_text(lock_file: Path = LOCK_FILE) -> str:
+    digests = [hashlib.sha256(path.read_bytes()).hexdigest() for path in (lock_file, sdk_lock())]
     return "%s %s\n" % (" ".join(digests), LAYOUT)
 
 
@@ -114,18 +120,21 @@ def base_python(minor: str) -> Path:
     return Path(found)
 
 
-def ensure(minor: str) -> Path:
-    """The stand-in interpreter for a CPython minor (``.venv/lambda-X.Y/bin/python``), made on first use."""
-    prefix = VENV_ROOT / ("lambda-" + minor)
+def ensure(minor: str, variant: str = "") -> Path:
+    """The stand-in interpreter for a CPython minor (``.venv/lambda-X.Y/bin/python``), made on first use;
+    with a ``variant`` of VARIANT_LOCKS, ``.venv/lambda-X.Y-<variant>`` holding that lock instead."""
+    name = "lambda-" + minor + ("-" + variant if variant else "")
+    lock_file = VARIANT_LOCKS[variant] if variant else LOCK_FILE
+    prefix = VENV_ROOT / name
     python = prefix / "bin" / "python"
     stamp = prefix / ".lab-lock-sha256"
-    text = stamp_text()
+    text = stamp_text(lock_file)
 
     def make() -> None:
-        build(base_python(minor), minor, prefix)
+        build(base_python(minor), minor, prefix, lock_file)
         stamp.write_text(text)
 
-    _once(VENV_ROOT / (".lambda-" + minor + ".lock"),
+    _once(VENV_ROOT / ("." + name + ".lock"),
           lambda: python.exists() and stamp.exists() and stamp.read_text() == text, make)
     return python
 
@@ -179,9 +188,9 @@ def site_packages(prefix: Path, minor: str) -> Path:
     return Path(prefix) / "lib" / ("python" + minor) / "site-packages"
 
 
-def build(base: Path, minor: str, prefix: Path) -> Path:
+def build(base: Path, minor: str, prefix: Path, lock_file: Path = LOCK_FILE) -> Path:
     """Make ``prefix`` a plain CPython prefix from the interpreter ``base`` (of that minor) holding
-    lab/runtime-requirements.txt and the runtime-kind boto3 (sdk_lock()) in its own site-packages,
+    ``lock_file`` (lab/runtime-requirements.txt) and the runtime-kind boto3 (sdk_lock()) in its own site-packages,
     compiled to bytecode (the runtime images ship it compiled); returns its ``bin/python``."""
     base = base.resolve()  # .../versions/3.12.1/bin/python3.12 or /usr/bin/python3.11
     base_stdlib = base.parents[1] / "lib" / ("python" + minor)
@@ -192,6 +201,9 @@ def build(base: Path, minor: str, prefix: Path) -> Path:
     (prefix / "bin" / "python3").symlink_to("python" + minor)
     stdlib = prefix / "lib" / ("python" + minor)
     stdlib.mkdir(parents=True)
+    for library in sorted(base.parents[1].glob("lib/lib*.so*")):
+        if library.name.startswith(("libpython", "libffi")):
+            (prefix / "lib" / library.name).symlink_to(library)
     for entry in sorted(os.listdir(base_stdlib)):
         if entry not in NOT_LINKED:
             (stdlib / entry).symlink_to(base_stdlib / entry)
@@ -199,7 +211,7 @@ def build(base: Path, minor: str, prefix: Path) -> Path:
     packages.mkdir()
     python = prefix / "bin" / "python"
     _reach_site_packages(python, packages)
-    _uv_install(python, packages, LOCK_FILE, "--compile-bytecode", "-r", str(sdk_lock()))
+    _uv_install(python, packages, lock_file, "--compile-bytecode", "-r", str(sdk_lock()))
     return python
 
 
@@ -219,4 +231,4 @@ def _reach_site_packages(python: Path, site_packages: Path) -> None:
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:
-        print(ensure(name))
+        print(ensure(*name.split("-", 1)))

@@ -1,4 +1,5 @@
-"""What the layer's sitecustomize.py and usercustomize.py both do: activate, then hand over.
+"""What the layer's sitecustomize.py and usercustomize.py both do: activate, then hand over; and
+the entry point ``aws_keepalive.start`` names (PEP 829, Python 3.15+).
 
 ``site`` imports the first ``sitecustomize`` and then the first ``usercustomize`` it finds on
 sys.path.  The layer ships both so that it activates whichever one site reaches: a wrapper that
@@ -39,6 +40,16 @@ def activate(route):
             pass
         return
     aws_keepalive.activate(route)
+
+
+def start():
+    """Entry point of ``aws_keepalive.start`` (PEP 829): site of Python 3.15+ resolves the line
+    ``_aws_keepalive_site:start`` with ``pkgutil.resolve_name`` and calls it with no arguments,
+    where older versions execute the import line of ``aws_keepalive.pth``.  The matching ``.start``
+    makes 3.15+ skip that import line, so each version runs exactly one of the two; were both to
+    run, activation is idempotent.  Switched off it costs this module's import and one lookup,
+    as the .pth line costs one."""
+    activate("start")
 
 
 def chain(module_name, here_file):

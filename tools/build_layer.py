@@ -1,9 +1,14 @@
 """Build the layer zip: pinned wheels + the hook, pruned, precompiled, byte-for-byte reproducible.
 
+Two flavors (``--flavor``): ``full`` (build/layer.zip: the pinned SDK and the hook) and ``hook``
+(build/layer-hook.zip: the hook alone, which patches whatever botocore the function imports: the
+runtime's bundled copy or one the function bundles; step 1 is skipped).
+
 Steps, each a function below:
 
-1. install ``layer/requirements.txt`` into ``<work>/python`` with uv: ``--require-hashes``, wheels
-   only, no dependency resolution (the lock already lists every dependency);
+1. (full flavor) install ``layer/requirements.txt`` into ``<work>/python`` with uv:
+   ``--require-hashes``, wheels only, no dependency resolution (the lock already lists every
+   dependency);
 2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``sitecustomize.py``) next to them, with
    the package's ``*.dist-info`` (the wheel's METADATA and entry points, written by
    tools/build_wheel.py) so that importlib.metadata, and OpenTelemetry's
@@ -43,7 +48,8 @@ import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
 import repro_zip  # noqa: E402
 
 # The hook's files, relative to the hook source folder (layer/).
-HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "sitecustomize.py", "usercustomize.py", "_aws_keepalive_site.py")
+HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "sitecustomize.py", "usercustomize.py",
+                "_aws_keepalive_site.py")
 # Where the layer's python/ folder is mounted on Lambda: recorded in every .pyc.
 RUNTIME_PREFIX = "/opt/python"
 # Folder names removed anywhere outside service-model data: never imported by a function.
@@ -227,12 +233,20 @@ def megabytes(size):
     return "%.1f MB (%d bytes)" % (size / 1e6, size)
 
 
-def build(uv, requirements, hook_dir, work, out, pythons, services=None):
+FLAVORS = ("full", "hook")
+
+
+def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor="full"):
     """Run every step; returns a dict describing the result (also printed by main)."""
+    if flavor not in FLAVORS:
+        raise SystemExit("build_layer: unknown flavor %r (one of: %s)" % (flavor, ", ".join(FLAVORS)))
+    if flavor == "hook" and services:
+        raise SystemExit("build_layer: SERVICES trims the SDK's models; the hook flavor has no SDK")
     shutil.rmtree(work, ignore_errors=True)
     target = os.path.join(work, "python")
     os.makedirs(target)
-    install_dependencies(uv, requirements, target, pythons[0] if pythons else sys.executable)
+    if flavor == "full":
+        install_dependencies(uv, requirements, target, pythons[0] if pythons else sys.executable)
     copy_hook(hook_dir, target)
     build_wheel.write_dist_info(hook_dir, target)
     prune(target)
@@ -249,13 +263,15 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None):
         "files": files,
         "bytecode": versions,
         "services": sorted(services) if services else None,
+        "flavor": flavor,
     }
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uv", required=True, help="uv executable")
-    parser.add_argument("--requirements", required=True, help="hash-pinned requirements file")
+    parser.add_argument("--uv", help="uv executable (full flavor)")
+    parser.add_argument("--requirements", help="hash-pinned requirements file (full flavor)")
+    parser.add_argument("--flavor", default="full", choices=FLAVORS, help="full: SDK + hook; hook: the hook alone")
     parser.add_argument("--hook", required=True, help="folder holding the hook's files (layer/)")
     parser.add_argument("--work", required=True, help="staging folder (emptied first)")
     parser.add_argument("--out", required=True, help="zip to write")
@@ -264,14 +280,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not args.python:
         parser.error("at least one --python is needed (bytecode is what makes the layer start fast)")
+    if args.flavor == "full" and not (args.uv and args.requirements):
+        parser.error("the full flavor needs --uv and --requirements")
     services = [name.strip() for name in args.services.split(",") if name.strip()]
-    result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services)
+    result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services, args.flavor)
     print("layer:    %s" % result["zip"])
     print("sha256:   %s" % result["sha256"])
     print("zipped:   %s" % megabytes(result["zipped"]))
     print("unzipped: %s in %d files" % (megabytes(result["unzipped"]), result["files"]))
     print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
-    print("services: %s" % (",".join(result["services"]) if result["services"] else "all"))
+    if args.flavor == "hook":
+        print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
+    else:
+        print("services: %s" % (",".join(result["services"]) if result["services"] else "all"))
 
 
 if __name__ == "__main__":

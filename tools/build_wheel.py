@@ -8,7 +8,10 @@ which the AWS base images' bootstrap does too) executes the ``.pth`` line before
 
 What is in it, and what is not:
 
-- ``aws_keepalive/`` and ``aws_keepalive.pth``, byte for byte as in ``layer/``;
+- ``aws_keepalive/`` and ``aws_keepalive.pth``, byte for byte as in ``layer/``; beside the ``.pth``
+  its PEP 829 twin ``aws_keepalive.start`` (Python 3.15+ calls the entry point it names and skips
+  the ``.pth``'s import line) and the small module that entry point lives in,
+  ``_aws_keepalive_site.py``;
 - no boto3/botocore and no dependency on them: the hook patches whatever botocore the process
   imports (the function's own copy), and a dependency would make pip replace that copy;
 - no ``sitecustomize.py`` / ``usercustomize.py``: a wheel installs them straight into
@@ -44,6 +47,8 @@ DISTRIBUTION = "aws-python-keepalive"
 WHEEL_NAME = DISTRIBUTION.replace("-", "_")
 PACKAGE = "aws_keepalive"
 PTH = "aws_keepalive.pth"
+# The .pth's PEP 829 twin and the module its entry point (_aws_keepalive_site:start) is in.
+START_FILES = ("aws_keepalive.start", "_aws_keepalive_site.py")
 REQUIRES_PYTHON = ">=3.9"
 ENTRY_POINTS = "[opentelemetry_pre_instrument]\naws_keepalive = aws_keepalive:opentelemetry_pre_instrument\n"
 SUMMARY = "Live TCP keep-alive for every boto3/botocore client, switched on by AWS_PYTHON_KEEPALIVE=1"
@@ -75,7 +80,8 @@ def dist_info_dir(version):
 
 
 def package_files(hook_dir):
-    """[(archive path, bytes)] of the package and the .pth, sorted, without bytecode caches."""
+    """[(archive path, bytes)] of the package, the .pth and its .start twin, sorted, without bytecode
+    caches."""
     files = []
     package_root = os.path.join(hook_dir, PACKAGE)
     for folder, dirs, names in os.walk(package_root):
@@ -87,8 +93,9 @@ def package_files(hook_dir):
             relative = os.path.relpath(path, hook_dir).replace(os.sep, "/")
             with open(path, "rb") as handle:
                 files.append((relative, handle.read()))
-    with open(os.path.join(hook_dir, PTH), "rb") as handle:
-        files.append((PTH, handle.read()))
+    for name in (PTH,) + START_FILES:
+        with open(os.path.join(hook_dir, name), "rb") as handle:
+            files.append((name, handle.read()))
     return sorted(files)
 
 
@@ -113,7 +120,7 @@ def dist_info_files(version, generator="tools/build_wheel.py"):
         ("METADATA", metadata(version)),
         ("WHEEL", wheel.encode()),
         ("entry_points.txt", ENTRY_POINTS.encode()),
-        ("top_level.txt", (PACKAGE + "\n").encode()),
+        ("top_level.txt", (PACKAGE + "\n" + START_FILES[1][:-len(".py")] + "\n").encode()),
     ]
 
 
@@ -151,7 +158,7 @@ def write_dist_info(hook_dir, target):
 
     Same METADATA and entry points as the wheel, so ``importlib.metadata`` (and with it
     OpenTelemetry's ``opentelemetry_pre_instrument`` lookup) finds the package on /opt/python.
-    RECORD lists the package's sources and the .pth as shipped (not the compiled bytecode).
+    RECORD lists the package's sources, the .pth and the .start as shipped (not the compiled bytecode).
     Returns the dist-info folder's name.
     """
     version = source_version(hook_dir)

@@ -3,6 +3,8 @@
     tools/find-python 3.12                 prints the interpreter's path (exit 1 + a message if none)
     tools/find-python --make 3.10 3.11 ... prints "3.10=/path 3.11=/path" for those found (for make)
     tools/find-python --missing 3.12 --goal demo   prints the one-line "how to get it" message
+    tools/find-python --install 3.14       found, or installed (tools/install_python.py): prints the path
+    tools/find-python --report 3.9 ... 3.14  the same for each, one line each: where it came from
 
 Why a lookup of its own: the Makefile and the lab used to look only under pyenv, so on a machine
 with a distribution Python (Debian's /usr/bin/python3.11) every target failed with an obscure
@@ -15,6 +17,8 @@ with a distribution Python (Debian's /usr/bin/python3.11) every target failed wi
 3. uv-managed interpreters: ``uv python find --python-preference only-managed 3.12`` with the uv
    passed in (the repo's .venv/uv), else a look in uv's install folder
    (``$UV_PYTHON_INSTALL_DIR`` or ~/.local/share/uv/python/cpython-3.12.*/bin/python3).
+4. The folder the Makefile owns, ``.venv/python/3.12/bin/python3.12``: what ``make interpreters``
+   (tools/install_python.py) installed when none of the above had the minor.
 
 Stdlib only, no interpreter started for the first two (a name ``python3.12`` or a pyenv folder
 ``3.12.x`` already says the minor); runs on whatever python3 the caller has (3.6+).
@@ -30,6 +34,8 @@ import sys
 # "-venv": a distribution's python3.X often lacks ensurepip, which the Makefile's first `-m venv`
 # (the one that installs uv) needs; the package depends on python3.X itself.
 HOW_TO_GET = "pyenv install {minor}, apt install python{minor}-venv or uv python install {minor}"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INSTALL_ROOT = os.path.join(REPO, ".venv", "python")
 
 
 def _patch_key(path, minor):
@@ -80,10 +86,42 @@ def from_uv(minor, environ, uv=None):
     return _newest(glob.glob(os.path.join(install_dir, "cpython-" + minor + ".*", "bin", "python3")), minor)
 
 
-def find(minor, environ=None, uv=None):
-    """The interpreter path for a minor such as '3.12', or None."""
+def from_install_root(minor, root=INSTALL_ROOT):
+    candidate = os.path.join(root, minor, "bin", "python" + minor)
+    return candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
+
+
+def where(minor, environ=None, uv=None, root=INSTALL_ROOT):
+    """(path, place) for a minor such as '3.12' -- place is pyenv, PATH, uv or installed -- or (None, None)."""
     environ = os.environ if environ is None else environ
-    return from_pyenv(minor, environ) or from_path(minor, environ) or from_uv(minor, environ, uv)
+    places = (("pyenv", lambda: from_pyenv(minor, environ)), ("PATH", lambda: from_path(minor, environ)),
+              ("uv", lambda: from_uv(minor, environ, uv)), ("installed", lambda: from_install_root(minor, root)))
+    for place, look in places:
+        path = look()
+        if path:
+            return path, place
+    return None, None
+
+
+def find(minor, environ=None, uv=None, root=INSTALL_ROOT):
+    """The interpreter path for a minor such as '3.12', or None."""
+    return where(minor, environ, uv, root)[0]
+
+
+def find_or_install(minor, uv=None, root=INSTALL_ROOT):
+    """(path, where it came from): found in one of the four places, else installed into ``root``
+    by tools/install_python.py (uv python install, else Maven Central); RuntimeError if neither works."""
+    path, place = where(minor, uv=uv, root=root)
+    if place == "installed":
+        import install_python
+
+        return path, "installed earlier: " + (install_python.installed_origin(minor, root) or "?")
+    if path:
+        return path, {"pyenv": "pyenv", "PATH": "python%s on PATH" % minor, "uv": "uv-managed"}[place]
+    import install_python
+
+    path, origin = install_python.ensure(minor, root=root, uv=uv)
+    return path, "installed now: " + origin
 
 
 def missing_message(minor, goal=None, who=None):
@@ -99,8 +137,12 @@ def main(argv=None):
     parser.add_argument("--make", action="store_true", help="print minor=path for every minor found")
     parser.add_argument("--missing", action="store_true", help="print the message for a missing minor")
     parser.add_argument("--goal", default="", help="the make goal that needs it (for --missing)")
+    parser.add_argument("--install", action="store_true", help="install the minor when missing, print its path")
+    parser.add_argument("--report", action="store_true", help="--install for each minor, one line each")
     parser.add_argument("--uv", default=None, help="a uv executable to ask for uv-managed interpreters")
     args = parser.parse_args(argv)
+    if args.install or args.report:
+        return install_main(args.minors, args.report, args.uv, args.goal.strip() or None, INSTALL_ROOT)
     if args.missing:
         print(missing_message(args.minors[0], args.goal.strip() or None))
         return 0
@@ -114,6 +156,23 @@ def main(argv=None):
         return 1
     print(path)
     return 0
+
+
+def install_main(minors, report, uv, goal, root):
+    failed = False
+    for minor in minors:
+        try:
+            path, origin = find_or_install(minor, uv=uv, root=root)
+        except RuntimeError as error:
+            print("%s (%s)" % (missing_message(minor, goal), error), file=sys.stderr)
+            failed = True
+            continue
+        if report:
+            print("CPython %-5s %s  (%s)" % (minor, os.path.relpath(path) if path.startswith(REPO) else path, origin),
+                  flush=True)
+        else:
+            print(path)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """What a layer is: its versions and the description that carries them (template, publish).
 
 The description names the layer, boto3 and botocore versions, so that a user looking at a layer
-version in the console or `aws lambda get-layer-version` sees what it brings.  Two sources:
+version in the console or `aws lambda get-layer-version` sees what it brings; the hook-only flavor
+(``make layer FLAVOR=hook``) has a name of its own and says that it brings no SDK.  Two sources:
 
 - the source tree (``layer/requirements.txt`` + ``layer/aws_keepalive/__init__.py``): what
   ``template.yaml`` states, rewritten by ``make lock`` (``--write-template``) and checked by a test;
@@ -18,6 +19,7 @@ import sys
 import zipfile
 
 NAME = "aws-python-keepalive"
+HOOK_NAME = NAME + "-hook"  # the hook-only flavor's layer name
 # Lambda's limit for a layer version description.
 MAX_DESCRIPTION = 256
 RUNTIMES = ("python3.10", "python3.11", "python3.12", "python3.13", "python3.14")
@@ -25,6 +27,8 @@ ARCHITECTURES = ("x86_64", "arm64")
 LICENSE = "Apache-2.0"
 # The template line rewritten by --write-template (a quoted scalar starting with the layer's name).
 TEMPLATE_LINE = re.compile(r'^([ \t]*Description:[ \t]*)"%s [^"\n]*"[ \t]*$' % re.escape(NAME), re.MULTILINE)
+HOOK_TEMPLATE_LINE = re.compile(r'^([ \t]*Description:[ \t]*)"%s [^"\n]*"[ \t]*$' % re.escape(HOOK_NAME),
+                                re.MULTILINE)
 
 
 def hook_version_from_source(text):
@@ -58,6 +62,12 @@ def description(hook_version, boto3_version, botocore_version, services=None):
     return text
 
 
+def hook_description(hook_version):
+    """The hook-only flavor's description: no SDK inside, it patches the one the function imports."""
+    return ("%s %s: TCP keep-alive for the function's own boto3/botocore, the runtime's or a bundled "
+            "one (AWS_PYTHON_KEEPALIVE=1); brings no SDK" % (HOOK_NAME, hook_version))
+
+
 def description_from_source(requirements_path, init_path):
     with open(requirements_path) as handle:
         versions = pinned_versions(handle.read())
@@ -75,15 +85,19 @@ def _metadata_version(archive, distribution):
 
 
 def zip_info(path):
-    """Versions and kept services (None when not trimmed) of a built layer zip."""
+    """Flavor, versions and kept services (None when not trimmed) of a built layer zip; the hook
+    flavor (no botocore inside) has no SDK versions."""
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         hook = hook_version_from_source(archive.read("python/aws_keepalive/__init__.py").decode())
+        if not any(re.fullmatch(r"python/botocore-[^/]+\.dist-info/RECORD", name) for name in names):
+            return {"flavor": "hook", "hook": hook, "boto3": None, "botocore": None, "services": None}
         present = {name.split("/")[3] for name in names if name.startswith("python/botocore/data/") and
                    name.count("/") >= 4}
         record = next(name for name in names if re.fullmatch(r"python/botocore-[^/]+\.dist-info/RECORD", name))
         installed = set(re.findall(r"^botocore/data/([^/,\n]+)/", archive.read(record).decode(), re.MULTILINE))
         return {
+            "flavor": "full",
             "hook": hook,
             "boto3": _metadata_version(archive, "boto3"),
             "botocore": _metadata_version(archive, "botocore"),
@@ -93,18 +107,23 @@ def zip_info(path):
 
 def description_from_zip(path):
     info = zip_info(path)
+    if info["flavor"] == "hook":
+        return hook_description(info["hook"])
     return description(info["hook"], info["boto3"], info["botocore"], info["services"])
 
 
-def write_template(template_path, text):
-    """Replace the layer's Description line in the SAM template; fails if it is not found once."""
+def write_template(template_path, text, hook_text=None):
+    """Replace the layers' Description lines in the SAM template (the full layer's, and with
+    ``hook_text`` the hook flavor's); fails if one is not found exactly once."""
     with open(template_path) as handle:
         template = handle.read()
-    updated, count = TEMPLATE_LINE.subn(lambda match: '%s"%s"' % (match.group(1), text), template)
-    if count != 1:
-        raise SystemExit("layer_info: expected one 'Description: \"%s ...\"' line in %s" % (NAME, template_path))
+    lines = [(TEMPLATE_LINE, NAME, text)] + ([(HOOK_TEMPLATE_LINE, HOOK_NAME, hook_text)] if hook_text else [])
+    for pattern, name, new in lines:
+        template, count = pattern.subn(lambda match, new=new: '%s"%s"' % (match.group(1), new), template)
+        if count != 1:
+            raise SystemExit("layer_info: expected one 'Description: \"%s ...\"' line in %s" % (name, template_path))
     with open(template_path, "w") as handle:
-        handle.write(updated)
+        handle.write(template)
 
 
 def main(argv=None):
@@ -119,7 +138,9 @@ def main(argv=None):
     else:
         text = description_from_source(args.requirements, args.init)
     if args.write_template:
-        write_template(args.write_template, text)
+        with open(args.init) as handle:
+            hook_text = hook_description(hook_version_from_source(handle.read()))
+        write_template(args.write_template, text, hook_text)
     sys.stdout.write(text + "\n")
 
 

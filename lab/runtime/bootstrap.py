@@ -1,4 +1,4 @@
-"""Stand-in for the managed Python runtime's ``/var/runtime/bootstrap.py`` (python3.10 - 3.13).
+"""Stand-in for the managed Python runtime's ``/var/runtime/bootstrap.py`` (python3.10 - 3.14).
 
 This folder (lab/runtime/) plays ``/var/runtime``: the interpreter runs this script, so this folder
 is ``sys.path[0]`` and LAMBDA_RUNTIME_DIR, and it holds nothing a function could import by accident
@@ -16,6 +16,11 @@ Steps, in the order ``../shared/FACTS.md`` documents them:
 Lab-only additions, which the real runtime does not have and which do not touch the function:
 ``--opt`` (the folder standing in for /opt; /opt itself when the lab bind-mounts the layer there) and
 ``--observe FILE`` (per-invocation counters of attempts, retries and connections; see lab_observe).
+
+Multi-concurrent mode (AWS_LAMBDA_MAX_CONCURRENCY set, Lambda Managed Instances): awslambdaric's own
+``MultiConcurrentRunner`` starts the workers.  Forked workers inherit the counters; a worker started
+by forkserver or spawn (awslambdaric 4.0.x on CPython 3.14) imports this file as ``__mp_main__``
+(module level only, as it would the real bootstrap), which installs them from LAB_OBSERVE_FILE.
 """
 
 import os
@@ -25,6 +30,11 @@ from awslambdaric import __main__ as awslambdaricmain
 
 import lab_observe
 import startup
+
+OBSERVE_VARIABLE = "LAB_OBSERVE_FILE"  # lab-only: where a forkserver/spawn worker writes its counters
+
+if __name__ == "__mp_main__" and os.environ.get(OBSERVE_VARIABLE):
+    lab_observe.install(os.environ[OBSERVE_VARIABLE])
 
 
 def _parse_args(argv):
@@ -45,6 +55,8 @@ def main(argv):
     opt, observe = _parse_args(argv)
     if observe:
         lab_observe.install(observe)
+        if "AWS_LAMBDA_MAX_CONCURRENCY" in os.environ:
+            os.environ[OBSERVE_VARIABLE] = observe
     task_root = os.environ["LAMBDA_TASK_ROOT"]
     startup.run(opt, task_root, os.environ["LAMBDA_RUNTIME_DIR"])
     awslambdaricmain.main([task_root, os.environ["_HANDLER"]])

@@ -32,13 +32,15 @@ function's log output is what it would have been. If the function configures the
 after start, its settings win and the counters may be incomplete.
 
 Output: one JSON line per event to the ``--observe`` file, with the request id awslambdaric is
-serving (None during init): ``{"rid": ..., "kind": ..., "t": <time.time()>, "detail": ...}``. The lab
-reads it after each invocation, when the runtime is idle; line buffering makes every event visible
-as soon as it is logged.
+serving (None during init) and the process that logged it (multi-concurrent mode: the worker):
+``{"rid": ..., "kind": ..., "t": <time.time()>, "detail": ..., "pid": ...}``. The lab reads it after
+each invocation, when the runtime is idle; line buffering makes every event visible as soon as it
+is logged, and each line is one append (workers share the file).
 """
 
 import json
 import logging
+import os
 import sys
 import time
 
@@ -77,7 +79,8 @@ class _CountingHandler(logging.Handler):
                     detail += "(%s)" % type(inner).__name__
             elif kind in ("new_connection", "dropped_replaced") and record.args:
                 detail = ":".join(str(a) for a in record.args[-2:]) if kind == "new_connection" else str(record.args[0])
-            line = {"rid": _request_id(), "kind": kind, "t": time.time(), "detail": detail}
+            line = {"rid": _request_id(), "kind": kind, "t": time.time(), "detail": detail,
+                    "pid": os.getpid()}
             self._stream.write(json.dumps(line) + "\n")
         # Pass the record on as propagation would have, at the level the parents let through.
         parent = logging.getLogger(record.name).parent

@@ -8,14 +8,23 @@ The pipeline, one module per step:
                                idle.py: when a pooled connection is stale, for every client family;
                                snapstart.py: after a SnapStart restore, no pre-snapshot connection;
                                trust.py: a CA bundle loaded once per process and TLS settings,
-                               not once per connection)
-                --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr)
+                               not once per connection;
+                               children.py: the same in every process multiprocessing starts)
+                --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr;
+                                 metrics.py: CloudWatch EMF records on stdout, when switched on)
+
+Stale reuses (a reused pooled connection whose request failed before any response byte) are
+noticed by patch.py and aio.py, reported once per host, counted, and taught to idle.py, which
+then replaces that host's connections before they sit idle that long again ("learned idle").
 
 Entry points ("routes", named in the debug startup line), each calling ``activate``; whichever
 fires first activates, later calls do nothing (docs/activation.md):
 
 * ``pth`` -- ``aws_keepalive.pth``: the managed runtime executes its import line while adding
   /opt/python as a site directory, before the handler is imported.
+* ``start`` -- ``aws_keepalive.start`` (PEP 829): from Python 3.15 site calls the entry point it
+  names (``_aws_keepalive_site:start``) instead, and skips the ``.pth``'s import line, which
+  3.18+ ignores altogether.
 * ``sitecustomize`` / ``usercustomize`` -- ``sitecustomize.py`` and ``usercustomize.py`` next to
   the package (via ``_aws_keepalive_site``): for interpreters started with /opt/python already on
   PYTHONPATH, e.g. behind an exec wrapper.  A wrapper that puts its own non-chaining
@@ -23,6 +32,10 @@ fires first activates, later calls do nothing (docs/activation.md):
   imports usercustomize after it.
 * ``opentelemetry`` -- ``opentelemetry_pre_instrument`` below, an entry point OpenTelemetry's
   ``initialize()`` calls before it loads any instrumentor (and so before botocore's).
+* ``fork`` / ``forkserver`` / ``spawn`` -- children of an activated process (children.py):
+  awslambdaric's workers on Lambda Managed Instances, a function's own process pools.  A forked
+  child inherits the activation; a forkserver or spawn child is a new interpreter, activated from
+  the data multiprocessing sends it, before it imports anything of the function's.
 """
 
 __version__ = "0.1.0"
@@ -34,6 +47,7 @@ __version__ = "0.1.0"
 OFF_VALUES = ("", "0", "false", "no", "off")
 
 _activated = False
+_config = None  # the settings activation parsed (settings.Settings), for startup_line
 
 
 def activate(route):
@@ -64,16 +78,13 @@ def _activate(route):
     # (and any subprocess), where botocore 1.42.29+ would turn on SO_KEEPALIVE with the kernel's
     # 7200 s timer and nothing else -- a half state that looks on and helps nothing.  The patch
     # decides per client instead (patch.keepalive_wanted).
+    global _config
+    _config = config
     if config.debug:
         from aws_keepalive import diagnostics
 
         diagnostics.debug_enabled = True
-        diagnostics.debug(
-            "aws-keepalive %s on (via %s); botocore %s; %s"
-            % (__version__, route, _locate_botocore(), config.describe()),
-            layer_version=__version__,
-            route=route,
-        )
+        startup_line(route)
 
     def patch_botocore(module):
         try:
@@ -92,10 +103,16 @@ def _activate(route):
             "botocore was imported before the layer activated (via %s); clients created before "
             "now are not patched" % route
         )
-    from aws_keepalive import snapstart
+    if config.metrics:
+        from aws_keepalive import metrics
 
-    # Before the hook: the pool patch applies when restore hooks are registered (patch.apply).
-    snapstart.register(os.environ)
+        metrics.configure(config, os.environ)
+    from aws_keepalive import children, snapstart
+
+    if route not in children.CHILD_ROUTES:
+        # Before the hook: the pool patch applies when restore hooks are registered (patch.apply).
+        # Only the process the runtime restores registers them (a child's would never run).
+        snapstart.register(os.environ)
     hook.install(patch_botocore)
 
     def patch_aiobotocore(module):
@@ -108,6 +125,26 @@ def _activate(route):
 
     # aiobotocore (and aioboto3 on top) sends through aiohttp, which patch.py does not reach.
     hook.install(patch_aiobotocore, "aiobotocore.session")
+    # Every process multiprocessing starts from here, whatever its start method (children.py).
+    children.install(config.debug)
+
+
+def startup_line(route):
+    """The debug startup line: version, route, the botocore to be imported, the settings."""
+    import os
+
+    from aws_keepalive import diagnostics
+
+    from aws_keepalive.children import CHILD_ROUTES
+
+    where = " in pid %d" % os.getpid() if route in CHILD_ROUTES else ""
+    diagnostics.debug(
+        "aws-keepalive %s on (via %s)%s; botocore %s; %s"
+        % (__version__, route, where, _locate_botocore(), _config.describe()),
+        layer_version=__version__,
+        route=route,
+        pid=os.getpid(),
+    )
 
 
 def opentelemetry_pre_instrument():

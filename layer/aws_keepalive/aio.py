@@ -37,16 +37,29 @@ this module patches aiobotocore on top.  The pieces:
    because aiohttp reads only when its loop runs) is closed too, "peer closed": urllib3's check
    before reuse, which botocore's own pool already has (``_readable``).
 
+5. Stale reuses.  ``AIOHTTPSession.send`` (aiobotocore's class) runs each request with a note
+   in a context variable; the connector's ``_get`` adds to it the idle time of the pooled
+   connection it hands out, ``_create_connection`` a mark for a new one.  A send that fails
+   with a dead-flow error (patch.stale_kind) after a reuse, or that succeeded only on a new
+   connection after one (aiohttp's own retry of an idempotent request), is a stale reuse:
+   counted, reported once per host and taught to idle.py, as for botocore.  aiobotocore reads
+   the body inside ``send``; a payload error (the response had started) is not counted.
+
 Only ``AIOHTTPSession`` is covered.  aiobotocore 3.x also offers an httpx backend
 (``AioConfig(http_session_cls=HttpxSession)``); a client using it gets one warning saying it is
 not covered (httpx pools in httpcore, with other internals; see docs/async.md).
 """
 
+import contextvars
 import os
 import select
 import time
 
-from aws_keepalive import diagnostics, idle, patch
+from aws_keepalive import diagnostics, idle, metrics, patch
+
+# During one AIOHTTPSession.send: a list of (host, port, idle_s) for each pooled connection the
+# connector handed out, and None for each new connection (see 5. above).
+_send_note = contextvars.ContextVar("aws_keepalive_send_note", default=None)
 
 # Reason for a connection aiohttp closed itself because it sat idle past keepalive_timeout.
 KEEPALIVE_TIMEOUT = "keepalive_timeout"
@@ -194,6 +207,51 @@ def _patch_http_session(settings):
         return _get_session
 
     patch._wrap(AIOHTTPSession, "_get_session", make_wrapper)
+    idle.learn = settings.learn
+
+    def make_send(original):
+        async def send(self, *args, **kwargs):
+            note = []
+            token = _send_note.set(note)
+            try:
+                response = await original(self, *args, **kwargs)
+            except Exception as error:
+                reused = [entry for entry in note if entry is not None]
+                if reused:
+                    patch.stale_reuse(settings, *reused[-1], error, "aiobotocore")
+                raise
+            finally:
+                _send_note.reset(token)
+            try:
+                _after_send(settings, note)
+            except Exception as error:
+                diagnostics.report_once("aio reuse", "connection bookkeeping failed: %r" % (error,))
+            return response
+
+        return send
+
+    patch._wrap(AIOHTTPSession, "send", make_send)
+
+
+class _RetriedByAiohttp(Exception):
+    """Stands for the error aiohttp swallowed when it retried a request on a new connection."""
+
+
+def _after_send(settings, note):
+    if not note:
+        return
+    if note[-1] is not None:
+        if idle.learn:
+            host, _, idle_s = note[-1]
+            idle.reused_ok(host, idle_s)
+        return
+    reused = [entry for entry in note if entry is not None]
+    if reused:
+        # A pooled connection was handed out, then a new one opened in the same send: aiohttp
+        # met a dead flow and retried by itself (it does for idempotent methods).
+        patch.stale_reuse(
+            settings, *reused[-1], ConnectionResetError("retried by aiohttp"), "aiohttp"
+        )
 
 
 class _ConnectorState:
@@ -230,7 +288,16 @@ def _patch_connector(connector, socket_options, max_idle_s):
             _drop_stale(connector, state, key, keepalive_timeout)
         except Exception as error:
             diagnostics.report_once("aio get", "connection check failed: %r" % (error,))
-        return original_get(key, *args, **kwargs)
+        result = original_get(key, *args, **kwargs)
+        if hasattr(result, "__await__"):  # aiohttp 3.10+: a coroutine
+            return _noted(result, key)
+        _note_reuse(state, key, result)
+        return result
+
+    async def _noted(awaitable, key):
+        result = await awaitable
+        _note_reuse(state, key, result)
+        return result
 
     def _release(key, protocol, *args, **kwargs):
         result = original_release(key, protocol, *args, **kwargs)
@@ -255,10 +322,15 @@ def _patch_connector(connector, socket_options, max_idle_s):
                 reason = PEER_CLOSED
         # Marked before the await: concurrent tasks start their connects before the first ends.
         state.opened.add(key)
+        note = _send_note.get()
+        if note is not None:
+            note.append(None)
         started = time.perf_counter()
         protocol = await original_create(req, *args, **kwargs)
         try:
             _set_socket_options(protocol, state.socket_options)
+            if metrics.enabled:
+                metrics.new_connection(reason, (time.perf_counter() - started) * 1000.0)
             if diagnostics.debug_enabled:
                 connect_ms = (time.perf_counter() - started) * 1000.0
                 host, port = getattr(key, "host", "?"), getattr(key, "port", "?")
@@ -282,6 +354,19 @@ def _patch_connector(connector, socket_options, max_idle_s):
     connector._release = _release
     connector._create_connection = _create_connection
     connector._aws_keepalive = state
+
+
+def _note_reuse(state, key, result):
+    """The connector handed out ``result`` (a protocol before aiohttp 3.10, a Connection after, or
+    None): if it came from the pool, note its idle time for the send in progress."""
+    if result is None:
+        return
+    protocol = result if id(result) in state.resting else getattr(result, "protocol", None)
+    resting = state.resting.pop(id(protocol), None)
+    note = _send_note.get()
+    if resting is None or note is None:
+        return
+    note.append((getattr(key, "host", None), getattr(key, "port", None), idle.idle_seconds(resting[2])))
 
 
 def _set_socket_options(protocol, socket_options):
@@ -327,7 +412,9 @@ def _drop_stale(connector, state, key, keepalive_timeout):
         if _readable(sock):
             reason, idle_s, answered_s = PEER_CLOSED, idle.idle_seconds(since), None
         else:
-            reason, idle_s, answered_s = idle.replace_reason(since, sock, state.max_idle_s)
+            reason, idle_s, answered_s = idle.replace_reason(
+                since, sock, state.max_idle_s, getattr(key, "host", None)
+            )
         if reason is None and keepalive_timeout is not None and idle_s > keepalive_timeout:
             # aiohttp's own check on reuse will close it (the idle callback did not run yet).
             state.reasons[key] = KEEPALIVE_TIMEOUT
@@ -339,6 +426,8 @@ def _drop_stale(connector, state, key, keepalive_timeout):
             if since is not None:
                 state.resting[id(protocol)] = (key, protocol, since)
             if answered_s is not None:
+                if metrics.enabled:
+                    metrics.reused_after_probe()
                 host = getattr(key, "host", "?")
                 diagnostics.debug(
                     "reusing connection to %s:%s idle %.0f s: keep-alive answered %.1f s ago (aiobotocore)"

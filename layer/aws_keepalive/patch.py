@@ -21,9 +21,20 @@ fails (an unexpected botocore), it is reported once and that part of botocore st
 3. Idle replacement and connection diagnostics.  botocore's own urllib3 pool classes
    (``AWSHTTP(S)ConnectionPool``; urllib3's classes are left alone for other libraries) note
    when each connection went back to the pool; when it is taken out again after more than
-   ``max_idle_s``, it is closed and urllib3 reconnects it before sending -- one clean handshake
-   instead of a reset and a retry (or a hang) on a flow a middlebox has forgotten.  botocore's
-   connection classes time ``connect()`` (TCP + TLS) and say why a connection was opened.
+   ``max_idle_s`` (or the host's learned idle limit, idle.py), it is closed and urllib3
+   reconnects it before sending -- one clean handshake instead of a reset and a retry (or a
+   hang) on a flow a middlebox has forgotten.  botocore's connection classes time ``connect()``
+   (TCP + TLS) and say why a connection was opened (debug line, ``NewConnections`` metric).
+
+   Stale reuses.  The pool's ``_make_request`` (urllib3 1.x and 2.x: send the request, read the
+   status line and headers; ``conn`` its first argument) is where a dead flow shows: a reused
+   connection whose request fails there failed before any response byte.  Only the first
+   request after a connection left the pool pays a try block; the others go straight through.
+   Reset, broken pipe, remote disconnect and read timeout are the errors botocore maps to
+   ConnectionClosedError / ReadTimeoutError and retries (legacy and standard modes alike): each
+   is counted (``StaleReuses``), reported once per host with the settings in force, and teaches
+   idle.py the host's idle limit.  A request that got its response teaches idle.py the longest
+   idle known to survive.
 """
 
 import functools
@@ -32,7 +43,7 @@ import socket
 import threading
 import time
 
-from aws_keepalive import diagnostics, idle
+from aws_keepalive import diagnostics, idle, metrics
 
 # The attribute by which a patched function points at the function it wraps.  Its presence makes
 # every patch idempotent: the .pth file and sitecustomize.py may both activate the layer.
@@ -49,10 +60,10 @@ def apply(settings):
     steps = [("socket options", _patch_socket_options)]
     if settings.pool_size is not None:
         steps.append(("pool size", _patch_pool_size))
-    # idle.restore_watched: SnapStart hooks are registered (snapstart.py), so pooled connections
-    # must be checked even when max idle is off.
-    if settings.max_idle_s or settings.debug or idle.restore_watched:
-        steps.append(("connection pool", _patch_connection_pool))
+    # Always: besides max idle, the pool patch notices stale reuses (counted, reported, learned
+    # from) whatever max idle is, and restores (snapstart.py) even when max idle is off.
+    idle.learn = settings.learn
+    steps.append(("connection pool", _patch_connection_pool))
     if settings.trust_once:
         from . import trust  # imports patch._wrap: imported here, not at the top
 
@@ -221,6 +232,7 @@ def _patch_connection_pool(settings, version, path):
     for pool_class in (awsrequest.AWSHTTPConnectionPool, awsrequest.AWSHTTPSConnectionPool):
         _wrap(pool_class, "_get_conn", functools.partial(_make_get_conn, settings))
         _wrap(pool_class, "_put_conn", _make_put_conn)
+        _wrap(pool_class, "_make_request", functools.partial(_make_make_request, settings))
     _wrap(awsrequest.AWSHTTPConnection, "connect", functools.partial(_make_connect, "TCP"))
     _wrap(awsrequest.AWSHTTPSConnection, "connect", functools.partial(_make_connect, "TCP + TLS"))
 
@@ -260,12 +272,17 @@ def _before_use(pool, conn, opened_before, max_idle_s):
         conn._aws_keepalive_reason = "peer closed"
     else:
         reason, idle_s, answered_s = idle.replace_reason(
-            getattr(conn, "_aws_keepalive_idle_since", None), conn.sock, max_idle_s
+            getattr(conn, "_aws_keepalive_idle_since", None), conn.sock, max_idle_s, conn.host
         )
         if reason is not None:
             conn.close()
             conn._aws_keepalive_reason = reason
-        elif answered_s is not None:
+            return
+        # Reused: the first request on it is watched for a dead flow (_make_request).
+        conn._aws_keepalive_reused_idle_s = idle_s
+        if answered_s is not None:
+            if metrics.enabled:
+                metrics.reused_after_probe()
             diagnostics.debug(
                 "reusing connection to %s:%s idle %.0f s: keep-alive answered %.1f s ago"
                 % (conn.host, conn.port, idle_s, answered_s),
@@ -291,11 +308,118 @@ def _make_put_conn(original):
     return _put_conn
 
 
+def _make_make_request(settings, original):
+    def _make_request(self, *args, **kwargs):
+        conn = args[0] if args else kwargs.get("conn")
+        idle_s = getattr(conn, "_aws_keepalive_reused_idle_s", None)
+        if idle_s is None:
+            return original(self, *args, **kwargs)
+        conn._aws_keepalive_reused_idle_s = None
+        try:
+            response = original(self, *args, **kwargs)
+        except Exception as error:
+            stale_reuse(settings, conn.host, conn.port, idle_s, error, "botocore")
+            raise
+        try:
+            if idle.learn:
+                idle.reused_ok(conn.host, idle_s)
+        except Exception as error:
+            diagnostics.report_once("reuse", "connection bookkeeping failed: %r" % (error,))
+        return response
+
+    return _make_request
+
+
+# Exceptions (by class name, found anywhere in the chain) that say the flow under a reused
+# connection was dead before any response byte came back, and what to call each.  By name, so
+# that neither urllib3 nor aiohttp needs importing; subclasses are matched through the MRO.
+_STALE_NAMES = {
+    "RemoteDisconnected": "remote disconnect",  # http.client: the status line read got EOF
+    "ServerDisconnectedError": "remote disconnect",  # aiohttp
+    "SSLEOFError": "remote disconnect",
+    "SSLZeroReturnError": "remote disconnect",
+    "BrokenPipeError": "broken pipe",
+    "ConnectionResetError": "reset",
+    "ConnectionAbortedError": "reset",
+    "ReadTimeoutError": "read timeout",  # urllib3 and botocore
+    "ServerTimeoutError": "read timeout",  # aiohttp (sock_read); a connect timeout is excluded
+    "TimeoutError": "read timeout",  # socket.timeout (3.10+), asyncio.TimeoutError (3.11+)
+    "timeout": "read timeout",  # socket.timeout before 3.10
+}
+# Not a dead flow: the response had started (aiohttp reads the body inside send), or a connect.
+_NOT_STALE_NAMES = ("ClientPayloadError", "ConnectTimeoutError", "ConnectTimeout")
+
+
+def stale_kind(error):
+    """'reset', 'broken pipe', 'remote disconnect' or 'read timeout' if ``error`` (or what it wraps:
+    ``__cause__``, ``__context__``, botocore's ``kwargs['error']``) says a reused connection's flow
+    was dead; None for anything else."""
+    import errno
+
+    seen = 0
+    while error is not None and seen < 8:
+        seen += 1
+        names = [cls.__name__ for cls in type(error).__mro__]
+        if any(name in _NOT_STALE_NAMES for name in names):
+            return None
+        if "ServerTimeoutError" in names and str(error).lower().startswith("connect"):
+            return None
+        for name in names:
+            if name in _STALE_NAMES:
+                return _STALE_NAMES[name]
+        number = getattr(error, "errno", None)  # aiohttp's ClientOSError carries the errno
+        if number in (errno.ECONNRESET, errno.ECONNABORTED):
+            return "reset"
+        if number == errno.EPIPE:
+            return "broken pipe"
+        wrapped = getattr(error, "kwargs", None)
+        wrapped = wrapped.get("error") if isinstance(wrapped, dict) else None
+        error = wrapped or error.__cause__ or error.__context__
+    return None
+
+
+def stale_reuse(settings, host, port, idle_s, error, family):
+    """A request on a connection reused after ``idle_s`` failed with ``error``: if that is a dead
+    flow, count it, learn from it, and say so (once per host and process; debug lines each time)."""
+    try:
+        kind = stale_kind(error)
+        if kind is None:
+            return
+        learned_s = idle.reused_stale(host, idle_s)
+        if metrics.enabled:
+            metrics.stale_reuse()
+        if learned_s is None:
+            learned = "learning is off (AWS_PYTHON_KEEPALIVE_LEARN=0)"
+        elif learned_s >= settings.max_idle_s:
+            learned = "max idle (%s s) stays the limit for %s" % (settings.max_idle_s, host)
+        else:
+            learned = "%s's pooled connections are now replaced once idle %.1f s (learned idle)" % (
+                host,
+                learned_s,
+            )
+        message = (
+            "stale pooled connection to %s:%s: reused after %.1f s idle, it met a %s before any "
+            "response byte (%s); %s retries on a new connection; %s; settings: %s"
+            % (host, port, idle_s, kind, type(error).__name__, family, learned, settings.describe())
+        )
+        fields = dict(host=host, port=port, idle_s=round(idle_s, 3), error=kind,
+                      learned_idle_s=None if learned_s is None else round(learned_s, 3))
+        key = "stale reuse " + str(host)
+        if key in diagnostics._reported:
+            diagnostics.debug(message, **fields)  # the warning went out once; details each time
+        else:
+            diagnostics.report_once(key, message, **fields)
+    except Exception as failure:
+        diagnostics.report_once("stale reuse", "stale reuse bookkeeping failed: %r" % (failure,))
+
+
 def _make_connect(handshake, original):
     def connect(self, *args, **kwargs):
         reason = getattr(self, "_aws_keepalive_reason", None) or "first use"
         started = time.perf_counter()
         result = original(self, *args, **kwargs)
+        if metrics.enabled:
+            metrics.new_connection(reason, (time.perf_counter() - started) * 1000.0)
         if diagnostics.debug_enabled:
             connect_ms = (time.perf_counter() - started) * 1000.0
             diagnostics.debug(

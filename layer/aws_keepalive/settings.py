@@ -40,6 +40,13 @@ MAX_TCP_KEEPCNT = 127
 # A Lambda execution environment allows 1024 open file descriptors.
 MAX_POOL_SIZE = 1000
 MAX_MAX_IDLE_S = 86400
+# The CloudWatch namespace of the layer's metrics (metrics.py).  CloudWatch accepts 1 - 255
+# characters from this set, and reserves names starting with "AWS/" for AWS services
+# (PutMetricData, Namespace).
+METRICS_NAMESPACE = "aws-python-keepalive"
+NAMESPACE_CHARACTERS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_/#: "
+)
 
 
 class Settings:
@@ -53,6 +60,9 @@ class Settings:
         "max_idle_s",
         "debug",
         "trust_once",
+        "learn",
+        "metrics",
+        "metrics_namespace",
     )
 
     def __init__(
@@ -64,6 +74,9 @@ class Settings:
         max_idle_s=MAX_IDLE_S,
         debug=False,
         trust_once=True,
+        learn=True,
+        metrics=False,
+        metrics_namespace=METRICS_NAMESPACE,
     ):
         self.keepidle_s = keepidle_s
         self.keepintvl_s = keepintvl_s
@@ -75,18 +88,28 @@ class Settings:
         self.debug = debug
         # Load each client's CA bundle into its SSLContext once, not per connection (trust.py).
         self.trust_once = trust_once
+        # After a stale reuse on a host, replace that host's pooled connections before they sit
+        # idle that long again (idle.py, "learned idle").  Acts only after a failure.
+        self.learn = learn
+        # CloudWatch Embedded Metric Format records on stdout (metrics.py); off by default.
+        self.metrics = metrics
+        self.metrics_namespace = metrics_namespace
 
     def describe(self):
         """One line for the debug log: the effective settings, by name."""
         pool = "botocore default" if self.pool_size is None else self.pool_size
         max_idle = "off" if self.max_idle_s == 0 else self.max_idle_s
-        return "keepidle_s=%s keepintvl_s=%s keepcnt=%s pool_size=%s max_idle_s=%s" % (
+        text = "keepidle_s=%s keepintvl_s=%s keepcnt=%s pool_size=%s max_idle_s=%s learn=%s" % (
             self.keepidle_s,
             self.keepintvl_s,
             self.keepcnt,
             pool,
             max_idle,
+            "on" if self.learn else "off",
         )
+        if self.metrics:
+            text += " metrics=%s" % self.metrics_namespace
+        return text
 
 
 def switch(environ):
@@ -116,6 +139,9 @@ def from_environ(environ):
         max_idle_s=_integer(environ, "AWS_PYTHON_KEEPALIVE_MAX_IDLE", MAX_IDLE_S, 0, MAX_MAX_IDLE_S),
         debug=_flag(environ, "AWS_PYTHON_KEEPALIVE_DEBUG"),
         trust_once=_flag(environ, "AWS_PYTHON_KEEPALIVE_TRUST_ONCE", default=True),
+        learn=_flag(environ, "AWS_PYTHON_KEEPALIVE_LEARN", default=True),
+        metrics=_flag(environ, "AWS_PYTHON_KEEPALIVE_METRICS"),
+        metrics_namespace=_namespace(environ, "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE"),
     )
 
 
@@ -152,6 +178,21 @@ def _flag(environ, name, default=False):
         )
         return default
     return False
+
+
+def _namespace(environ, name):
+    """A CloudWatch namespace from ``name``; the layer's own (with a warning) if CloudWatch would refuse it."""
+    raw = environ.get(name, "")
+    value = raw.strip()
+    if not value:
+        return METRICS_NAMESPACE
+    if len(value) > 255 or not set(value) <= NAMESPACE_CHARACTERS or value.startswith("AWS/"):
+        _warn(
+            "%s=%r is not a CloudWatch namespace (1 - 255 of A-Z a-z 0-9 . - _ / # : and space, "
+            "not starting with AWS/); using %s" % (name, raw, METRICS_NAMESPACE)
+        )
+        return METRICS_NAMESPACE
+    return value
 
 
 def _warn(message):

@@ -70,16 +70,17 @@ def interpreters():
     return result
 
 
-def make_layer(build_dir, services="", umask=None, **extra_env):
+def make_layer(build_dir, services="", umask=None, flavor="full", **extra_env):
     """Run `make layer` into ``build_dir``; returns (zip path, dict of the printed fields)."""
-    command = "make --no-print-directory -C %s layer BUILD_DIR=%s SERVICES=%s" % (REPO, build_dir, services)
+    command = "make --no-print-directory -C %s layer BUILD_DIR=%s SERVICES=%s FLAVOR=%s" % (
+        REPO, build_dir, services, flavor)
     if umask is not None:
         command = "umask %03o; %s" % (umask, command)
     completed = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env(**extra_env))
     if completed.returncode != 0:
         raise AssertionError("make layer failed:\n%s%s" % (completed.stdout, completed.stderr))
     fields = dict(re.findall(r"^(\w+):\s+(.*)$", completed.stdout, re.MULTILINE))
-    return os.path.join(build_dir, "layer.zip"), fields
+    return os.path.join(build_dir, "layer-hook.zip" if flavor == "hook" else "layer.zip"), fields
 
 
 def extract(zip_path, destination):
@@ -105,6 +106,12 @@ def layer(tmp_path_factory):
 def trimmed(tmp_path_factory):
     """A layer trimmed to the dynamodb and s3 models: (zip path, printed fields)."""
     return make_layer(str(tmp_path_factory.mktemp("trimmed")), services="dynamodb,s3")
+
+
+@pytest.fixture(scope="session")
+def hook_layer(tmp_path_factory):
+    """The hook-only flavor, built once by `make layer FLAVOR=hook`: (zip path, printed fields)."""
+    return make_layer(str(tmp_path_factory.mktemp("hook")), flavor="hook")
 
 
 @pytest.fixture(scope="session")

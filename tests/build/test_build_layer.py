@@ -1,4 +1,4 @@
-"""tools/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming."""
+"""tools/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming, the hook flavor."""
 
 import hashlib
 import importlib.metadata
@@ -6,6 +6,7 @@ import importlib.util
 import json
 import marshal
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,14 +14,20 @@ import zipfile
 import pytest
 from conftest import REPO, STANDIN, env, extract, interpreters, make_layer
 
+import build_layer
 import build_wheel
+import layer_info
+
+sys.path.insert(0, REPO)
+from lab import runtime_prefix  # noqa: E402  (the stand-in runtime, for the hook flavor)
+from lab.lambda_env import PYTHON_MINORS  # noqa: E402
 
 # Size budget (decimal megabytes): Lambda allows 50 MB zipped and 250 MB unzipped for a function
 # and all its layers together; this layer must leave most of that to the function.
 MAX_ZIPPED = 25_000_000
 MAX_UNZIPPED = 60_000_000
-HOOK_FILES = ("aws_keepalive.pth", "sitecustomize.py", "usercustomize.py", "_aws_keepalive_site.py",
-              "aws_keepalive/__init__.py", "aws_keepalive/snapstart.py")
+HOOK_FILES = ("aws_keepalive.pth", "aws_keepalive.start", "sitecustomize.py", "usercustomize.py",
+              "_aws_keepalive_site.py", "aws_keepalive/__init__.py", "aws_keepalive/snapstart.py")
 
 
 def sha256(path):
@@ -65,7 +72,7 @@ def test_zip_has_python_root_sorted_entries_and_fixed_metadata(layer):
 
 
 def test_hook_files_are_shipped_as_in_the_source(layer):
-    """The .pth, sitecustomize.py and the hook package are in python/, byte for byte."""
+    """The .pth, its .start twin, sitecustomize.py and the hook package are in python/, byte for byte."""
     with zipfile.ZipFile(layer[0]) as archive:
         for relative in HOOK_FILES:
             with open(os.path.join(REPO, "layer", relative), "rb") as handle:
@@ -83,8 +90,10 @@ def test_layer_carries_the_hooks_dist_info_with_the_otel_entry_point(opt):
 
 
 def test_every_module_has_unchecked_hash_bytecode_for_each_cpython(layer):
-    """Each .py has a .pyc per CPython on this machine, hash-based and never checked against the source."""
-    minors = sorted(interpreters())
+    """Each .py has a .pyc per CPython the layer lists as compatible runtime (3.10 - 3.14; make
+    installs a missing minor), hash-based and never checked against the source."""
+    minors = [runtime[len("python"):] for runtime in layer_info.RUNTIMES]
+    assert "3.14" in minors
     all_names = set(names(layer[0]))
     sources = [name for name in all_names if name.endswith(".py")]
     assert len(sources) > 100
@@ -197,8 +206,9 @@ def test_trimmed_layer_serves_kept_services_and_names_them_for_others(trimmed, t
 
 
 def test_trimmed_layer_is_smaller(layer, trimmed):
-    """Trimming drops most of the size."""
-    assert os.path.getsize(trimmed[0]) < os.path.getsize(layer[0]) / 3
+    """Trimming drops most of the size (the code and its bytecode for five CPython minors stay: with
+    3.14 added the trimmed zip is 8.1 MB of 24.0 MB)."""
+    assert os.path.getsize(trimmed[0]) < os.path.getsize(layer[0]) * 0.4
 
 
 def test_unknown_service_fails_the_build(tmp_path):
@@ -234,3 +244,114 @@ def test_trimmed_layer_endpoints_hold_only_kept_services_and_serve_them_alike(la
     assert views["trimmed_services"] == {"dynamodb", "s3"}
     assert len(views["full_services"]) > 100
     assert views["trimmed"] == views["full"]
+
+
+# --- the hook-only flavor (make layer FLAVOR=hook) ---------------------------------------------------
+# What the hook flavor may hold at python/'s top: the hook's entries (tools/build_layer.HOOK_ENTRIES),
+# its dist-info and the top-level modules' bytecode; nothing of the SDK stack it patches.
+SDK_TOPS = ("boto3", "botocore", "urllib3", "s3transfer", "jmespath", "dateutil", "python_dateutil", "six")
+HOOK_MAX_ZIPPED = 1_000_000
+HOOK_MAX_UNZIPPED = 2_000_000
+
+
+def test_hook_flavor_holds_the_hook_its_dist_info_and_bytecode_and_no_sdk(hook_layer, tmp_path):
+    """build/layer-hook.zip: the hook's files byte for byte, its dist-info with the OTel entry point,
+    unchecked-hash .pyc per CPython here for every .py, and nothing of boto3/botocore/urllib3 & co."""
+    path, fields = hook_layer
+    assert os.path.basename(path) == "layer-hook.zip" and fields["flavor"].startswith("hook only")
+    all_names = set(names(path))
+    modules = {entry[:-3] for entry in build_layer.HOOK_ENTRIES if entry.endswith(".py")}
+    for name in all_names - {"python/"}:
+        top = name.split("/")[1]
+        if top == "__pycache__":
+            assert name == "python/__pycache__/" or name.split("/")[2].split(".")[0] in modules, name
+        else:
+            assert top in build_layer.HOOK_ENTRIES or top.startswith("aws_python_keepalive-"), name
+        assert top.split("-")[0].split(".")[0] not in SDK_TOPS, name
+    with zipfile.ZipFile(path) as archive:
+        for relative in HOOK_FILES:
+            with open(os.path.join(REPO, "layer", relative), "rb") as handle:
+                assert archive.read("python/" + relative) == handle.read(), relative
+        sources = [name for name in all_names if name.endswith(".py")]
+        for source in sources:
+            folder, filename = source.rsplit("/", 1)
+            for minor in interpreters():
+                cached = "%s/__pycache__/%s.cpython-%s.pyc" % (folder, filename[:-3], minor.replace(".", ""))
+                assert int.from_bytes(archive.read(cached)[4:8], "little") == 0b01, cached
+    opt = extract(path, str(tmp_path / "opt"))
+    (distribution,) = [d for d in importlib.metadata.distributions(path=[os.path.join(opt, "python")])]
+    assert distribution.metadata["Name"] == "aws-python-keepalive"
+    (entry_point,) = distribution.entry_points.select(group="opentelemetry_pre_instrument")
+    assert entry_point.value == "aws_keepalive:opentelemetry_pre_instrument"
+
+
+def test_hook_flavor_is_reproducible(hook_layer, tmp_path):
+    """A second hook build (other folder, umask, hash seed) gives the same sha256."""
+    again, again_fields = make_layer(str(tmp_path / "b"), umask=0o077, flavor="hook", PYTHONHASHSEED="777")
+    assert again_fields["sha256"] == hook_layer[1]["sha256"] == sha256(again)
+
+
+def test_hook_flavor_size(hook_layer, capsys):
+    """The hook flavor stays under 1 MB zipped and 2 MB unzipped (printed)."""
+    path = hook_layer[0]
+    with zipfile.ZipFile(path) as archive:
+        unzipped = sum(info.file_size for info in archive.infolist())
+    with capsys.disabled():
+        print("\nhook layer size: %d bytes zipped, %d unzipped" % (os.path.getsize(path), unzipped))
+    assert os.path.getsize(path) <= HOOK_MAX_ZIPPED and unzipped <= HOOK_MAX_UNZIPPED
+
+
+def test_hook_flavor_refuses_services(tmp_path):
+    """SERVICES trims an SDK the hook flavor does not have: the build says so instead of ignoring it."""
+    with pytest.raises(AssertionError, match="the hook flavor has no SDK"):
+        make_layer(str(tmp_path / "b"), services="dynamodb", flavor="hook")
+
+
+RUNTIME_PROBE = r'''
+import socket
+import boto3, botocore
+from keepalive_probe import list_tables_server
+
+
+def handler(event, context):
+    with list_tables_server() as port:
+        client = boto3.client("dynamodb", endpoint_url="http://127.0.0.1:%d" % port, region_name="us-east-1")
+        client.list_tables()
+        pools = client._endpoint.http_session._manager.pools
+        (sock,) = [conn.sock for key in pools.keys() for conn in list(pools[key].pool.queue)
+                   if conn is not None and conn.sock is not None]
+        return {"botocore": botocore.__file__, "version": botocore.__version__,
+                "options": [sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)]
+                           + [sock.getsockopt(socket.IPPROTO_TCP, o)
+                              for o in (socket.TCP_KEEPIDLE, socket.TCP_KEEPINTVL, socket.TCP_KEEPCNT)]}
+'''
+
+
+@pytest.mark.parametrize("minor", PYTHON_MINORS)
+def test_hook_flavor_patches_the_runtime_kind_botocore(hook_layer, tmp_path, minor):
+    """The hook zip as /opt under the stand-in runtime (its own site-packages holding the runtime-kind
+    boto3, RUNTIME_BOTO3): the runtime's botocore is the one used and patched (the debug line names
+    it, no shadowing warning), its pooled socket has the layer's 60/10/3; switch off: stock."""
+    if minor not in interpreters():
+        pytest.skip("CPython %s not on this machine" % minor)
+    python = str(runtime_prefix.ensure(minor))
+    site_packages = str(runtime_prefix.site_packages(runtime_prefix.ensure(minor).parents[1], minor))
+    opt = extract(hook_layer[0], str(tmp_path / "opt"))
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "probe_runtime.py").write_text(RUNTIME_PROBE)
+    shutil.copy(os.path.join(REPO, "tests", "hook", "task", "keepalive_probe.py"), str(task))
+    results = {}
+    for switch in ("1", ""):
+        completed = subprocess.run(
+            [python, STANDIN, "--opt", opt, "--task", str(task), "--handler", "probe_runtime.handler"],
+            capture_output=True, text=True,
+            env=env(AWS_PYTHON_KEEPALIVE=switch, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+        assert completed.returncode == 0, completed.stderr
+        results[switch] = (json.loads(completed.stdout.splitlines()[-1]), completed.stderr)
+    (on, on_stderr), (off, off_stderr) = results["1"], results[""]
+    assert on["botocore"].startswith(site_packages) and on["version"] == runtime_prefix.runtime_botocore(minor)
+    assert on["options"] == [1, 60, 10, 3], on
+    assert "patched botocore %s at %s" % (on["version"], os.path.join(site_packages, "botocore")) in on_stderr
+    assert "shadows" not in on_stderr
+    assert off["options"][0] == 0 and "aws-keepalive" not in off_stderr

@@ -81,7 +81,7 @@ def test_nothing_found(places):
     root, environ = places
     link(root / "bin/python3.11")
     link(root / "pyenv/versions/3.13.1/bin/python3")
-    assert find_python.find(MINOR, environ) is None
+    assert find_python.find(MINOR, environ, root=str(root / "installed")) is None
 
 
 def run_glue(args, environ):
@@ -101,32 +101,35 @@ def test_glue_prints_path_or_one_line_message(tmp_path):
     environ = glue_environ(tmp_path)
     found = run_glue(["3.11"], environ)
     assert (found.returncode, found.stdout.strip()) == (0, str(tmp_path / "bin/python3.11"))
-    missing = run_glue(["3.14"], environ)
+    missing = run_glue(["3.8"], environ)  # a minor make never installs into .venv/python
     assert missing.returncode == 1 and missing.stdout == ""
     assert len(missing.stderr.splitlines()) == 1
-    for way in ("pyenv install 3.14", "apt install python3.14", "uv python install 3.14"):
+    for way in ("pyenv install 3.8", "apt install python3.8", "uv python install 3.8"):
         assert way in missing.stderr
 
 
 def test_glue_make_words_and_missing_goal(tmp_path):
     """--make prints minor=path words for the minors found only; --missing names the make goal."""
     environ = glue_environ(tmp_path)
-    words = run_glue(["--make", "3.10", "3.11", "3.12"], environ).stdout.split()
+    words = run_glue(["--make", "3.7", "3.11", "3.8"], environ).stdout.split()
     assert words == ["3.11=%s" % (tmp_path / "bin/python3.11")]
     message = run_glue(["--missing", "3.13", "--goal", "test"], environ).stdout
     assert message.startswith("make test needs CPython 3.13") and len(message.splitlines()) == 1
 
 
-def test_makefile_stops_with_one_line_for_a_missing_minor(tmp_path):
-    """make, asked for a venv of a minor this machine lacks, stops with the goal, the minor and the ways."""
+def test_makefile_stops_when_a_missing_minor_cannot_be_installed(tmp_path):
+    """make, asked for a venv of a minor this machine lacks and no source has (3.8: no uv, no Maven
+    build), stops naming the goal, the minor, the ways to get it and why installing failed."""
     environ = glue_environ(tmp_path)
     environ["PATH"] += os.pathsep + "/usr/bin" + os.pathsep + "/bin"
-    run = subprocess.run(["make", "--no-print-directory", "-n", "-C", REPO, ".venv/test-3.14/bin/python"],
-                         env=environ, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(["make", "--no-print-directory", "-n", "-C", REPO, ".venv/test-3.8/bin/python",
+                          "UV=/nonexistent/uv"], env=environ, capture_output=True, text=True, timeout=60)
     assert run.returncode != 0
-    assert "make .venv/test-3.14/bin/python needs CPython 3.14" in run.stderr
-    assert "uv python install 3.14" in run.stderr
-    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "make .venv/test-3.8/bin/python needs CPython 3.8" in run.stderr
+    assert "uv python install 3.8" in run.stderr
+    assert "Maven Central has no CPython 3.8 build" in run.stderr
+    assert run.stderr.strip().splitlines()[-1].endswith("make could not get CPython 3.8: see the line above.  Stop.")
+    assert not os.path.exists(os.path.join(REPO, ".venv", "python", "3.8"))
 
 
 def test_uv_is_asked_when_given(places):

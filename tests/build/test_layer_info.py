@@ -50,3 +50,23 @@ def test_write_template_rewrites_only_the_layer_description(tmp_path):
     template.write_text('Description: stack\nX:\n  Description: "aws-python-keepalive 0.0.1: old"\n')
     layer_info.write_template(str(template), "aws-python-keepalive 0.2.0: new")
     assert template.read_text() == 'Description: stack\nX:\n  Description: "aws-python-keepalive 0.2.0: new"\n'
+
+
+def test_write_template_rewrites_the_hook_flavors_line_apart(tmp_path):
+    """With a hook text, the hook layer's Description line is rewritten too, each line with its own text."""
+    template = tmp_path / "template.yaml"
+    template.write_text('A:\n  Description: "aws-python-keepalive 0.0.1: old"\n'
+                        'B:\n  Description: "aws-python-keepalive-hook 0.0.1: old"\n')
+    layer_info.write_template(str(template), "aws-python-keepalive 0.2.0: new", "aws-python-keepalive-hook 0.2.0: h")
+    assert template.read_text() == ('A:\n  Description: "aws-python-keepalive 0.2.0: new"\n'
+                                    'B:\n  Description: "aws-python-keepalive-hook 0.2.0: h"\n')
+
+
+def test_hook_zip_is_described_as_the_hook_flavor(hook_layer):
+    """A hook-only zip (no botocore inside) has its own name and says it brings no SDK."""
+    info = layer_info.zip_info(hook_layer[0])
+    assert info["flavor"] == "hook" and info["botocore"] is None
+    text = layer_info.description_from_zip(hook_layer[0])
+    assert text == layer_info.hook_description(info["hook"])
+    assert text.startswith("aws-python-keepalive-hook %s:" % info["hook"]) and "brings no SDK" in text
+    assert len(text) <= layer_info.MAX_DESCRIPTION

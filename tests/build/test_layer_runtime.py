@@ -72,7 +72,7 @@ def task(tmp_path_factory):
     return str(folder)
 
 
-@pytest.mark.parametrize("minor", ["3.10", "3.11", "3.12", "3.13"])
+@pytest.mark.parametrize("minor", ["3.10", "3.11", "3.12", "3.13", "3.14"])
 def test_layer_turns_keepalive_on_with_its_own_boto3(minor, opt, task):
     """With AWS_PYTHON_KEEPALIVE=1 the pooled socket has SO_KEEPALIVE and a short idle, via the layer's botocore."""
     python = interpreters().get(minor)
@@ -89,7 +89,7 @@ def test_layer_turns_keepalive_on_with_its_own_boto3(minor, opt, task):
     assert tree(opt) == before
 
 
-@pytest.mark.parametrize("minor", ["3.10", "3.13"])
+@pytest.mark.parametrize("minor", ["3.10", "3.14"])
 def test_layer_does_nothing_without_the_variable(minor, opt, task):
     """Without AWS_PYTHON_KEEPALIVE the same run leaves the socket without SO_KEEPALIVE (the control)."""
     python = interpreters()[minor]

@@ -67,3 +67,21 @@ def test_publish_refuses_no_region(layer):
     )
     assert completed.returncode != 0
     assert "no region" in completed.stderr
+
+
+def test_publish_hook_flavor_under_its_own_name(hook_layer, moto_endpoint):
+    """`make publish FLAVOR=hook` publishes build/layer-hook.zip as aws-python-keepalive-hook, described
+    as the hook flavor, with the same runtimes and architectures."""
+    build_dir = os.path.dirname(hook_layer[0])
+    completed = subprocess.run(
+        ["make", "--no-print-directory", "-C", REPO, "publish", "FLAVOR=hook", "BUILD_DIR=%s" % build_dir,
+         "REGIONS=us-east-1"], capture_output=True, text=True, env=env(AWS_ENDPOINT_URL=moto_endpoint))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    (arn,) = [line for line in completed.stdout.splitlines() if line.startswith("arn:aws:lambda:")]
+    assert arn.split(":")[6] == layer_info.HOOK_NAME
+    version = lambda_client(moto_endpoint, "us-east-1").get_layer_version(
+        LayerName=layer_info.HOOK_NAME, VersionNumber=int(arn.rsplit(":", 1)[1]))
+    assert version["Description"] == layer_info.description_from_zip(hook_layer[0])
+    assert version["Description"].startswith(layer_info.HOOK_NAME + " ")
+    assert version["CompatibleRuntimes"] == list(layer_info.RUNTIMES)
+    assert version["Content"]["CodeSize"] == os.path.getsize(hook_layer[0])

@@ -59,6 +59,25 @@ def test_layer_description_names_the_pinned_versions(template):
     )
 
 
+def test_hook_layer_resource_properties_and_description(template):
+    """The hook-only layer: its own name parameter, built by the Makefile, same runtimes and
+    architectures, retained, its description the one tools/layer_info.py gives the hook flavor."""
+    layer = template["Resources"]["KeepAliveHookLayer"]
+    assert layer["Type"] == "AWS::Serverless::LayerVersion"
+    assert layer["Metadata"]["BuildMethod"] == "makefile"
+    properties = layer["Properties"]
+    assert properties["LayerName"] == {"Ref": "HookLayerName"}
+    assert template["Parameters"]["HookLayerName"]["Default"] == layer_info.HOOK_NAME
+    assert properties["CompatibleRuntimes"] == list(layer_info.RUNTIMES)
+    assert properties["CompatibleArchitectures"] == list(layer_info.ARCHITECTURES)
+    assert properties["RetentionPolicy"] == "Retain"
+    with open(os.path.join(REPO, "layer", "aws_keepalive", "__init__.py")) as handle:
+        version = layer_info.hook_version_from_source(handle.read())
+    assert properties["Description"] == layer_info.hook_description(version), (
+        "run `make lock` (or tools/layer_info.py --write-template template.yaml)")
+    assert template["Outputs"]["HookLayerVersionArn"]["Value"] == {"Ref": "KeepAliveHookLayer"}
+
+
 def test_example_is_optional_and_least_privilege(template):
     """The example function, its on-demand table and policy exist only with DeployExample=true; PutItem only."""
     resources = template["Resources"]
@@ -76,21 +95,61 @@ def test_example_is_optional_and_least_privilege(template):
 
 
 def test_sam_build_yields_the_same_files_as_the_zip(tmp_path):
-    """`sam build` (Makefile target build-KeepAliveLayer) produces exactly the zip's file tree, byte for byte."""
+    """`sam build` (Makefile targets build-KeepAliveLayer, build-KeepAliveHookLayer) produces exactly
+    each zip's file tree, byte for byte."""
     build_dir = tmp_path / "build"
     sam_dir = tmp_path / "sam"
     # BUILD_DIR reaches the Makefile through the environment sam passes to make.
     sam("build", "--build-dir", str(sam_dir), BUILD_DIR=str(build_dir))
-    artifacts = sam_dir / "KeepAliveLayer"
-    built = {}
-    for folder, _, files in os.walk(artifacts):
-        for name in files:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as handle:
-                built[os.path.relpath(path, artifacts)] = handle.read()
-    with zipfile.ZipFile(build_dir / "layer.zip") as archive:
-        zipped = {info.filename: archive.read(info) for info in archive.infolist() if not info.is_dir()}
-    assert sorted(built) == sorted(zipped)
-    assert built == zipped
+    for resource, zip_name in (("KeepAliveLayer", "layer.zip"), ("KeepAliveHookLayer", "layer-hook.zip")):
+        artifacts = sam_dir / resource
+        built = {}
+        for folder, _, files in os.walk(artifacts):
+            for name in files:
+                path = os.path.join(folder, name)
+                with open(path, "rb") as handle:
+                    built[os.path.relpath(path, artifacts)] = handle.read()
+        with zipfile.ZipFile(build_dir / zip_name) as archive:
+            zipped = {info.filename: archive.read(info) for info in archive.infolist() if not info.is_dir()}
+        assert sorted(built) == sorted(zipped), resource
+        assert built == zipped, resource
     # The example function was built too (sam deploy needs every resource).
     assert (sam_dir / "ExampleFunction" / "app.py").is_file()
+
+
+# The README's Lambda Managed Instances snippet, translated by the SAM CLI's own samtranslator into
+# the CloudFormation it deploys: the names in the README must be the ones SAM knows.
+TRANSLATE = r"""
+import json, re, sys
+from cfnlint.decode import cfn_yaml
+from samtranslator.translator.transform import transform
+readme = open(sys.argv[1]).read()
+section = readme[readme.index("### Lambda Managed Instances"):]
+snippet = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+template = {"AWSTemplateFormatVersion": "2010-09-09", "Transform": "AWS::Serverless-2016-10-31",
+            "Resources": cfn_yaml.loads(snippet)}
+template["Resources"]["MyFunction"]["Properties"]["CodeUri"] = "s3://bucket/key.zip"
+class NoPolicies:
+    def load(self):
+        return {}
+print(json.dumps(transform(template, {}, NoPolicies())["Resources"]))
+"""
+
+
+def test_readme_managed_instances_snippet_translates():
+    """The README's Managed Instances YAML becomes an AWS::Lambda::CapacityProvider (its VpcConfig) and
+    a function whose CapacityProviderConfig names that provider, with the layer and the switch."""
+    python = os.path.join(os.path.dirname(tool("AWS_KEEPALIVE_SAM")), "python")
+    completed = subprocess.run([python, "-c", TRANSLATE, os.path.join(REPO, "README.md")],
+                               capture_output=True, text=True, env=env(AWS_DEFAULT_REGION="us-east-1"))
+    assert completed.returncode == 0, completed.stderr
+    resources = json.loads(completed.stdout)
+    provider = resources["MyCapacityProvider"]
+    assert provider["Type"] == "AWS::Lambda::CapacityProvider"
+    assert provider["Properties"]["VpcConfig"]["SubnetIds"]
+    function = resources["MyFunction"]["Properties"]
+    config = function["CapacityProviderConfig"]["LambdaManagedInstancesCapacityProviderConfig"]
+    assert config["CapacityProviderArn"] == {"Fn::GetAtt": ["MyCapacityProvider", "Arn"]}
+    assert function["Runtime"] == "python3.13"
+    assert function["Environment"]["Variables"] == {"AWS_PYTHON_KEEPALIVE": "1"}
+    assert function["Layers"][0].startswith("arn:aws:lambda:REGION:ACCOUNT:layer:aws-python-keepalive:")

@@ -76,7 +76,8 @@ def sha256(path):
 
 
 def source_files():
-    """{archive path: bytes} the wheel must hold from layer/: the package and the .pth."""
+    """{archive path: bytes} the wheel must hold from layer/: the package, the .pth, its PEP 829
+    twin aws_keepalive.start and the module that names (_aws_keepalive_site.py)."""
     layer = os.path.join(REPO, "layer")
     expected = {}
     for folder, dirs, names in os.walk(os.path.join(layer, "aws_keepalive")):
@@ -86,8 +87,9 @@ def source_files():
                 path = os.path.join(folder, name)
                 with open(path, "rb") as handle:
                     expected[os.path.relpath(path, layer)] = handle.read()
-    with open(os.path.join(layer, "aws_keepalive.pth"), "rb") as handle:
-        expected["aws_keepalive.pth"] = handle.read()
+    for name in ("aws_keepalive.pth", "aws_keepalive.start", "_aws_keepalive_site.py"):
+        with open(os.path.join(layer, name), "rb") as handle:
+            expected[name] = handle.read()
     return expected
 
 
@@ -135,8 +137,9 @@ def test_two_builds_give_the_same_bytes(wheel, tmp_path):
     assert fields["sha256"] == wheel[1]["sha256"] == sha256(again)
 
 
-def test_wheel_holds_the_package_and_pth_only(wheel):
-    """Package and .pth byte for byte as in layer/, plus the dist-info; no boto3/botocore, no *customize."""
+def test_wheel_holds_the_package_pth_and_start_only(wheel):
+    """Package, .pth and .start (with its module) byte for byte as in layer/, plus the dist-info; no
+    boto3/botocore, no *customize."""
     with zipfile.ZipFile(wheel[0]) as archive:
         names = archive.namelist()
         payload = {name: archive.read(name) for name in names if not name.startswith(DIST_INFO + "/")}

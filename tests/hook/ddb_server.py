@@ -5,12 +5,18 @@ and the requests it answered, and can be told to answer slowly (to make a client
 connection) or to close each connection after answering without saying so (so that the client
 finds a pooled connection closed by its peer), at once or once it sat idle for a while (as an
 endpoint or NAT does while a Lambda environment is frozen).
+
+``stale_after_s`` plays a middlebox that forgot a flow idle longer than that, which the client
+cannot see until it sends: a request arriving on a connection idle that long gets, instead of an
+answer, a reset (``stale_mode="reset"``, SO_LINGER 0: what a NAT gateway sends) or silence until
+``hang_s`` and then a close (``stale_mode="hang"``: a silent middlebox, the read timeout).
 """
 
 import http.server
 import json
 import socket
 import socketserver
+import struct
 import threading
 import time
 import zlib
@@ -24,6 +30,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         super().setup()
         with self.server.lock:
             self.server.connections += 1
+        self.answered_at = None
         if self.server.close_idle_after_s:
             # http.server closes the connection when reading the next request times out.
             self.connection.settimeout(self.server.close_idle_after_s)
@@ -32,6 +39,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", "0"))
         self.rfile.read(length)
         target = self.headers.get("X-Amz-Target", "")
+        stale_after_s = self.server.stale_after_s
+        if stale_after_s and self.answered_at is not None:
+            if time.monotonic() - self.answered_at > stale_after_s:
+                with self.server.lock:
+                    self.server.stale_hits += 1
+                if self.server.stale_mode == "hang":
+                    time.sleep(self.server.hang_s)
+                else:
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+                return
         with self.server.lock:
             self.server.requests += 1
             self.server.targets.append(target)
@@ -55,6 +75,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
+        self.answered_at = time.monotonic()
         if self.server.close_after_response:
             self.connection.shutdown(socket.SHUT_WR)
             self.close_connection = True
@@ -78,7 +99,7 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
     def __init__(self, delay_s=0.0, close_after_response=False, tls_context=None,
-                 close_idle_after_s=None):
+                 close_idle_after_s=None, stale_after_s=None, stale_mode="reset", hang_s=3.0):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.tls_context = tls_context
         self.lock = threading.Lock()
@@ -88,6 +109,10 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.delay_s = delay_s
         self.close_after_response = close_after_response
         self.close_idle_after_s = close_idle_after_s
+        self.stale_after_s = stale_after_s
+        self.stale_mode = stale_mode
+        self.hang_s = hang_s
+        self.stale_hits = 0
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     def get_request(self):

@@ -18,7 +18,7 @@ from ddb_server import DynamoDBShapedServer
 AIO_DIRS = os.environ.get("AWS_KEEPALIVE_AIO_DIRS", "")
 MINOR = "%d.%d" % sys.version_info[:2]
 
-# aiohttp 3.9.5 has no wheels for CPython 3.13 (the Makefile installs it on 3.10 - 3.12 only).
+# aiohttp 3.9.5 has no wheels for CPython 3.13 or 3.14 (the Makefile installs it on 3.10 - 3.12 only).
 MATRIX = ["aiobotocore-3.10.0", "aiobotocore-2.26.0", "aioboto3-15.5.0"] + (
     ["aiobotocore-2.26.0-aiohttp-3.9.5"] if sys.version_info < (3, 13) else []
 )
@@ -298,3 +298,30 @@ def test_peer_close_unseen_by_the_loop_opens_new_connection_without_retry(name, 
         assert (closing.connections, closing.requests) == (2, 2), run.stderr
     assert run.result["retries"] == [0, 0], run.stderr
     assert _reasons(run) == ["first use", "peer closed"], run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_stale_reuse_reported_once_then_learned_idle_replaces(name, run_function, tmp_path):
+    """A middlebox forgets flows idle > 0.5 s (reset on the next request): the first 0.8 s gap meets
+    one reset and one botocore retry, reported once; later 0.8 s gaps get a clean new connection
+    ("learned idle", no retry); a 0.2 s gap keeps reusing."""
+    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
+        run = _run(run_function, tmp_path, name,
+                   {"url": stale_server.url, "gaps": [0, 0.8, 0.8, 0.2, 0.8]},
+                   env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
+        assert stale_server.stale_hits == 1, run.stderr
+    assert run.result["retries"] == [0, 1, 0, 0, 0], run.stderr
+    warnings = [line for line in run.layer_lines if "stale pooled connection" in line]
+    assert len(warnings) == 1 and "WARN" in warnings[0], run.stderr
+    assert "reused after 0.8 s idle" in warnings[0] and "aiobotocore retries" in warnings[0], warnings
+    assert _reasons(run).count("learned idle") == 2, run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_learning_off_keeps_meeting_the_reset(name, run_function, tmp_path):
+    """AWS_PYTHON_KEEPALIVE_LEARN=0: every long gap meets the reset and a retry again."""
+    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
+        run = _run(run_function, tmp_path, name, {"url": stale_server.url, "gaps": [0, 0.8, 0.8]},
+                   env=dict(ON, AWS_PYTHON_KEEPALIVE_LEARN="0"))
+        assert stale_server.stale_hits == 2, run.stderr
+    assert run.result["retries"] == [0, 1, 1], run.stderr

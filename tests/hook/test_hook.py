@@ -1,5 +1,7 @@
 """hook.py: the post-import hook that patches botocore (and aiobotocore) when, and only when, imported."""
 
+import pytest
+
 from conftest import LAYER, python_with_layer
 
 
@@ -36,6 +38,109 @@ def test_finder_removed_and_loader_restored():
         "print(type(botocore.session.__loader__).__name__, type(botocore.session.__spec__.loader).__name__)\n"
     )
     assert out.splitlines() == ["True", "False", "SourceFileLoader SourceFileLoader"]
+
+
+# Another post-import hook that delegates as ddtrace's ModuleWatchdog does: it asks every finder on
+# sys.meta_path but itself for the spec (guarded against being asked again for the same name),
+# wraps the loader, and after executing the module puts the loader it wrapped back on it.
+DELEGATING_HOOK = """
+import sys
+
+class ChainedLoader:
+    def __init__(self, loader, seen):
+        self.loader, self.seen = loader, seen
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        module.__loader__ = module.__spec__.loader = self.loader
+        self.seen.append(module.__name__)
+
+class DelegatingFinder:
+    def __init__(self):
+        self.finding, self.seen = set(), []
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "botocore.session" or fullname in self.finding:
+            return None
+        self.finding.add(fullname)
+        try:
+            for finder in sys.meta_path:
+                if finder is not self and hasattr(finder, "find_spec"):
+                    spec = finder.find_spec(fullname, path, target)
+                    if spec is not None:
+                        spec.loader = ChainedLoader(spec.loader, self.seen)
+                        return spec
+        finally:
+            self.finding.remove(fullname)
+
+other = DelegatingFinder()
+"""
+
+
+@pytest.mark.parametrize("first", ["other hook", "layer"])
+def test_behind_a_delegating_hook_one_callback_and_own_loader(first):
+    """Beside another hook that asks every finder for the spec (as ddtrace's does), in either order:
+    each callback runs once and botocore.session ends with botocore's own loader."""
+    install_other = "sys.meta_path.insert(0, other)\n"
+    install_layer = "hook.install(lambda module: seen.append(module.__name__))\n"
+    out = _python(
+        DELEGATING_HOOK
+        + "from aws_keepalive import hook\n"
+        + "seen = []\n"
+        + (install_other + install_layer if first == "other hook" else install_layer + install_other)
+        + "import botocore.session\n"
+        + "print(seen, other.seen, hook.installed())\n"
+        + "print(type(botocore.session.__loader__).__name__, type(botocore.session.__spec__.loader).__name__)\n"
+    )
+    assert out.splitlines() == [
+        "['botocore.session'] ['botocore.session'] False",
+        "SourceFileLoader SourceFileLoader",
+    ]
+
+
+# A hook that wraps the exec_module of every loader any finder returns, on the loader instance (as
+# datadog-lambda's cold-start tracing does to every finder on sys.meta_path, ours included).
+LOADER_WRAPPING_HOOK = """
+import sys
+
+executed, wrapped = [], set()
+
+def wrap_exec_module(original):
+    def exec_module(module):
+        executed.append(module.__name__)
+        return original(module)
+    return exec_module
+
+def wrap_find_spec(original):
+    def find_spec(*args, **kwargs):
+        spec = original(*args, **kwargs)
+        loader = getattr(spec, "loader", None)
+        if loader is not None and hasattr(loader, "exec_module") and id(loader) not in wrapped:
+            loader.exec_module = wrap_exec_module(loader.exec_module)
+            wrapped.add(id(loader))
+        return spec
+    return find_spec
+"""
+
+
+def test_beside_a_hook_that_wraps_exec_module_on_the_loader():
+    """A hook that sets its own exec_module on every loader (datadog-lambda's cold-start tracing)
+    around every finder, ours too: botocore is still patched once and both hooks see the import."""
+    out = _python(
+        LOADER_WRAPPING_HOOK
+        + "from aws_keepalive import hook\n"
+        + "seen = []\n"
+        + "hook.install(lambda module: seen.append(module.__name__))\n"
+        + "for finder in sys.meta_path:\n"
+        + "    finder.find_spec = wrap_find_spec(finder.find_spec)\n"
+        + "import botocore.session\n"
+        + "print(seen, 'botocore.session' in executed, hook.installed())\n"
+        + "print(type(botocore.session.__loader__).__name__)\n"
+    )
+    assert out.splitlines() == ["['botocore.session'] True False", "SourceFileLoader"]
 
 
 def test_already_imported_runs_at_once():

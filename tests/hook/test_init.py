@@ -11,7 +11,7 @@ def test_activate_twice_is_one_activation():
         "print(sorted(f.target for f in sys.meta_path if type(f).__name__ == '_PostImportFinder'))\n",
         {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"},
     )
-    assert completed.stdout.strip() == "['aiobotocore.session', 'botocore.session']"
+    assert completed.stdout.strip() == "['aiobotocore.session', 'botocore.session', 'multiprocessing.spawn']"
     assert completed.stderr.count(" on (via ") == 1
 
 

@@ -160,3 +160,53 @@ def test_too_old_botocore_warns_and_works(run_function, server, tmp_path):
     assert [o["TCP_KEEPIDLE"] for o in run.result["default"]] == [7200]
     too_old = [line for line in run.layer_lines if "older than 1.12.17" in line]
     assert len(too_old) == 1 and "botocore 1.12.16" in too_old[0], run.stderr
+
+
+STALE_HANDLER = """
+    import time
+    import botocore
+    import botocore.session
+
+    def handler(event, context):
+        client = botocore.session.get_session().create_client(
+            "dynamodb", region_name="us-east-1", endpoint_url=event["url"])
+        client.put_item(TableName="table", Item={"pk": {"S": "0"}})
+        retries = []
+        for gap in event["gaps"]:
+            time.sleep(gap)
+            response = client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            retries.append(response["ResponseMetadata"]["RetryAttempts"])
+        return {"version": botocore.__version__, "retries": retries}
+"""
+
+
+def _check_stale(run, version):
+    assert run.returncode == 0, run
+    assert run.result == {"version": version, "retries": [1, 0, 0]}, run
+    stale = [line for line in run.layer_lines if "stale pooled connection" in line]
+    assert len(stale) == 1 and "learned idle" in stale[0], run.stderr
+
+
+@pytest.mark.parametrize("version", MATRIX)
+def test_bundled_botocore_stale_reuse_detected_and_learned(version, run_function, tmp_path):
+    """Each bundled botocore (urllib3 1.26 and 2.x under it): a reset on a reused connection is
+    reported once, and the next long gap gets a new connection instead of a retry."""
+    from ddb_server import DynamoDBShapedServer
+
+    task, opt = _task_and_opt(tmp_path, _folder(MINOR, version))
+    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
+        run = run_function(STALE_HANDLER, env=ON, task=task, opt=opt,
+                           event={"url": stale_server.url, "gaps": [0.8, 0.8, 0.2]})
+    _check_stale(run, version)
+
+
+def test_oldest_botocore_stale_reuse_detected_and_learned(run_function, tmp_path):
+    """botocore 1.12.17 on Python 3.9 (the oldest urllib3 line): the same detection and learning."""
+    from ddb_server import DynamoDBShapedServer
+
+    assert os.path.isfile(OLD_PYTHON), "set AWS_KEEPALIVE_OLD_PYTHON to a CPython 3.9 (make test does)"
+    task, opt = _task_and_opt(tmp_path, _folder("3.9", "1.12.17"))
+    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
+        run = run_function(STALE_HANDLER, env=ON, task=task, opt=opt, python=OLD_PYTHON,
+                           event={"url": stale_server.url, "gaps": [0.8, 0.8, 0.2]})
+    _check_stale(run, "1.12.17")

@@ -4,6 +4,7 @@
 import pytest
 
 from conftest import ON
+from ddb_server import DynamoDBShapedServer
 
 PUT_AND_REPORT = """
     import os
@@ -493,3 +494,143 @@ def test_max_idle_checked_while_other_threads_open_connections(run_function, ser
     assert run.result == {"interleaved": True, "retries": 0}
     assert [line for line in run.layer_lines if "(max idle)" in line], run.stderr
     assert (server.connections, server.requests) == (2, 2)
+
+
+# --- stale reuses and the learned idle limit ------------------------------------------------------
+
+GAPS = """
+    import time
+    import boto3
+    from botocore.config import Config
+
+    def handler(event, context):
+        client = boto3.client("dynamodb", endpoint_url=event["url"],
+                              config=Config(read_timeout=event.get("read_timeout", 60)))
+        client.put_item(TableName="table", Item={"pk": {"S": "0"}})
+        calls = []
+        for gap in event["gaps"]:
+            time.sleep(gap)
+            started = time.monotonic()
+            response = client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            calls.append([response["ResponseMetadata"]["RetryAttempts"],
+                          round(time.monotonic() - started, 3)])
+        return calls
+"""
+
+
+def _stale_warnings(run):
+    return [line for line in run.layer_lines if "stale pooled connection" in line]
+
+
+def test_stale_reuse_reported_once_then_learned_idle_replaces(run_function):
+    """A middlebox forgets flows idle > 0.5 s (reset): the first 0.8 s gap meets one reset and one
+    retry, reported once (host, idle, settings); later 0.8 s gaps get a clean new connection
+    ("learned idle", no retry) and a 0.2 s gap keeps reusing."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
+        run = run_function(GAPS, env=env, event={"url": stale_server.url, "gaps": [0.8, 0.8, 0.2, 0.8]})
+        assert run.returncode == 0, run
+        assert [retries for retries, _ in run.result] == [1, 0, 0, 0], run
+        assert stale_server.stale_hits == 1
+        # first, the retry after the reset, learned idle twice; the 0.2 s gap reused.
+        assert stale_server.connections == 4
+    (warning,) = _stale_warnings(run)
+    assert "WARN" in warning and "127.0.0.1" in warning and "reused after 0.8 s idle" in warning, warning
+    assert "reset" in warning and "max_idle_s=300 learn=on" in warning, warning
+    assert "now replaced once idle 0.6 s (learned idle)" in warning, warning
+    learned = [line for line in run.layer_lines if "new connection to" in line and "(learned idle)" in line]
+    assert len(learned) == 2, run.stderr
+
+
+def test_learning_off_keeps_meeting_the_reset(run_function):
+    """AWS_PYTHON_KEEPALIVE_LEARN=0: every long gap meets the reset again; one warning only."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_LEARN="0")
+    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
+        run = run_function(GAPS, env=env, event={"url": stale_server.url, "gaps": [0.8, 0.8, 0.8]})
+        assert run.returncode == 0, run
+        assert [retries for retries, _ in run.result] == [1, 1, 1], run
+        assert stale_server.stale_hits == 3
+    (warning,) = _stale_warnings(run)
+    assert "learning is off" in warning, warning
+
+
+def test_silent_middlebox_hangs_once_then_learned(run_function):
+    """A silent middlebox (no answer): the first long gap waits out read_timeout (1 s) and retries;
+    the next long gap gets a new connection at once."""
+    with DynamoDBShapedServer(stale_after_s=0.5, stale_mode="hang", hang_s=2.5) as stale_server:
+        run = run_function(GAPS, env=ON, event={"url": stale_server.url, "gaps": [0.8, 0.8],
+                                                 "read_timeout": 1})
+        assert run.returncode == 0, run
+    (first, later) = run.result
+    assert first[0] == 1 and first[1] >= 1.0, run.result
+    assert later[0] == 0 and later[1] < 0.5, run.result
+    (warning,) = _stale_warnings(run)
+    assert "read timeout" in warning, warning
+
+
+def test_fresh_connection_failure_is_not_a_stale_reuse(run_function):
+    """A request that fails on a connection that was not reused (the server resets the first
+    request of every connection too) is not counted or reported as a stale reuse."""
+    source = """
+        import boto3
+        from botocore.config import Config
+
+        def handler(event, context):
+            client = boto3.client("dynamodb", endpoint_url=event["url"],
+                                  config=Config(retries={"max_attempts": 2, "mode": "standard"}))
+            try:
+                client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+            except Exception as error:
+                return type(error).__name__
+    """
+    import socket
+    import struct
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def reset_each():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+    thread = threading.Thread(target=reset_each, daemon=True)
+    thread.start()
+    try:
+        run = run_function(source, env=ON, event={"url": "http://127.0.0.1:%d" % listener.getsockname()[1]})
+    finally:
+        listener.close()
+    assert run.result == "ConnectionClosedError", run
+    assert not _stale_warnings(run), run.stderr
+
+
+@pytest.mark.parametrize("make_error,kind", [
+    (lambda: ConnectionResetError(104, "Connection reset by peer"), "reset"),
+    (lambda: BrokenPipeError(32, "Broken pipe"), "broken pipe"),
+    (lambda: __import__("http.client").client.RemoteDisconnected("closed"), "remote disconnect"),
+    (lambda: __import__("socket").timeout("timed out"), "read timeout"),
+    (lambda: _botocore_wrapped("ConnectionClosedError", ConnectionResetError(104, "reset")), "reset"),
+    (lambda: _botocore_wrapped("ReadTimeoutError", None), "read timeout"),
+    (lambda: _botocore_wrapped("ConnectTimeoutError", None), None),
+    (lambda: ConnectionRefusedError(111, "refused"), None),
+    (lambda: ValueError("not a network error"), None),
+])
+def test_stale_kind_names_dead_flow_errors_only(make_error, kind):
+    """Which real exceptions (raw, and wrapped by botocore as it raises them) mean a dead flow."""
+    from aws_keepalive import patch
+
+    assert patch.stale_kind(make_error()) == kind
+
+
+def _botocore_wrapped(name, inner):
+    import botocore.exceptions
+
+    cls = getattr(botocore.exceptions, name)
+    if name == "ConnectionClosedError":
+        return cls(endpoint_url="http://x", error=inner)
+    return cls(endpoint_url="http://x", error=inner or "timed out")

@@ -138,4 +138,32 @@ def test_describe_names_every_setting():
     """The debug description names each effective setting."""
     text = settings.Settings().describe()
     assert text == ("keepidle_s=60 keepintvl_s=10 keepcnt=3 pool_size=botocore default "
-                    "max_idle_s=300")
+                    "max_idle_s=300 learn=on")
+    text = settings.Settings(learn=False, metrics=True, metrics_namespace="ns").describe()
+    assert text.endswith("max_idle_s=300 learn=off metrics=ns")
+
+
+@pytest.mark.parametrize("value,expected", [("", True), ("1", True), ("0", False), ("off", False)])
+def test_learn_on_by_default_and_switched_off(value, expected):
+    """AWS_PYTHON_KEEPALIVE_LEARN: on unless set to an off value."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_LEARN": value})
+    assert config.learn is expected
+
+
+def test_metrics_off_by_default_and_namespace_default():
+    """AWS_PYTHON_KEEPALIVE_METRICS is off unless set; the namespace is aws-python-keepalive."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"})
+    assert (config.metrics, config.metrics_namespace) == (False, "aws-python-keepalive")
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_METRICS": "1",
+                                    "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE": " Team/keepalive "})
+    assert (config.metrics, config.metrics_namespace) == (True, "Team/keepalive")
+
+
+@pytest.mark.parametrize("value", ["AWS/Lambda", "bad{name}", "x" * 256])
+def test_invalid_namespace_warns_and_uses_default(value, capsys):
+    """A namespace CloudWatch would refuse gets one warning naming it, and the default."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1",
+                                    "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE": value})
+    assert config.metrics_namespace == "aws-python-keepalive"
+    err = capsys.readouterr().err
+    assert "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE=%r" % value in err and err.count("\n") == 1

@@ -82,3 +82,13 @@ def test_provisioned_concurrency_covered_by_max_idle(run_function, server, tmp_p
     assert run.result["retries"] == 0 and run.result["after_restore_hooks"] == 0
     assert (server.connections, server.requests) == (2, 2)
     assert [line for line in run.layer_lines if "(max idle)" in line], run.stderr
+
+
+def test_managed_instances_registers_nothing(run_function, server, tmp_path):
+    """Lambda Managed Instances (never snapshotted): no restore hook, the init connection reused."""
+    env = dict(ON, AWS_LAMBDA_INITIALIZATION_TYPE="lambda-managed-instances")
+    run = _run(run_function, server, tmp_path, env, standin_args=())
+    assert run.returncode == 0, run
+    assert run.result["after_restore_hooks"] == 0
+    assert (server.connections, server.requests) == (1, 2)
+    assert run.stderr == ""

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 LAYER_ZIP = os.path.join(REPO, "build", "layer.zip")
 
 

@@ -11,11 +11,10 @@ tools/build_wheel.write_dist_info the layer build calls.
 
 import glob
 import os
-import re
-
 
 from lab import otel_layer
-from lab.lambda_env import LambdaFunction, extract_layer, hook_lines, keepalive_timers, layer_from_source
+from lab.lambda_env import (LambdaFunction, extract_layer, hook_lines, keepalive_timers, layer_from_source,
+                            timer_seconds)
 from standin import LAYER_ZIP, endpoint_fixture, write_task  # noqa: F401
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
@@ -41,17 +40,9 @@ def _opt(root, entry_point=True):
     return otel_layer.add_to(layer_from_source(root, dist_info=entry_point))
 
 
-def _timer_s(text):
-    """'59sec' / '1min' / '119min' / '1min14sec' / '350ms' -> seconds."""
-    total = 0.0
-    for number, unit in re.findall(r"(\d+)(min|sec|ms)", text):
-        total += int(number) * {"min": 60, "sec": 1, "ms": 0.001}[unit]
-    return total
-
-
 def _timers_s(pid, port):
     """Keep-alive timers (seconds) of the process's established connections to the port; None = no timer."""
-    return [None if timer is None else _timer_s(timer) for timer in keepalive_timers(pid, port)]
+    return [None if timer is None else timer_seconds(timer) for timer in keepalive_timers(pid, port)]
 
 
 def _run(tmp_path, endpoint, env, entry_point=True, opt=None):

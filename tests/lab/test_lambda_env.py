@@ -37,7 +37,7 @@ def task(tmp_path):
 
 @pytest.mark.parametrize("python", PYTHONS)
 def test_trivial_handler_on_every_cpython(task, python):
-    """awslambdaric on CPython 3.10-3.13 serves invocations; no layer means the bundled-kind boto3 (RUNTIME_BOTO3)."""
+    """awslambdaric on CPython 3.10-3.14 serves invocations; no layer means the bundled-kind boto3 (RUNTIME_BOTO3)."""
     with LambdaFunction(task, "fn.handler", python=python) as fn:
         assert fn.init_ms is not None and fn.init_ms > 0
         assert [line.text for line in fn.init_lines] == ["init of fn"]

@@ -177,3 +177,52 @@ def test_restore_error_is_recorded():
         assert status == 202
         assert api.restore_error.kind == "restore_error"
         assert api.restore_error.error_type == "Runtime.AfterRestoreError"
+
+
+def _blocked_runtimes(api, n):
+    """n runtimes, each on its own connection, blocked in ``next`` one after the other (in order)."""
+    runtimes, calls = [], []
+    for i in range(n):
+        runtime = FakeRuntime(api.address)
+        runtimes.append(runtime)
+        calls.append(_in_thread(runtime.next))
+        assert api.wait_waiting(i + 1, 5)
+    return runtimes, calls
+
+
+def test_n_concurrent_long_polls_each_get_one_invocation():
+    """Multi-concurrent mode: 4 workers block in next at once; 4 invocations, one each, all answered."""
+    with RuntimeApi() as api:
+        runtimes, calls = _blocked_runtimes(api, 4)
+        assert api.waiting == 4
+        invocations = [api.queue({"i": i}, request_id="rid-%d" % i) for i in range(4)]
+        ids = []
+        for thread, got in calls:
+            thread.join(5)
+            status, headers, body = got["value"]
+            ids.append(headers["Lambda-Runtime-Aws-Request-Id"])
+        assert sorted(ids) == ["rid-0", "rid-1", "rid-2", "rid-3"]
+        for runtime, rid in zip(runtimes, ids):  # answered concurrently, in any order
+            assert runtime.post("/invocation/%s/response" % rid, b"{}")[0] == 202
+        assert all(api.wait(invocation, 5)[0].kind == "response" for invocation in invocations)
+        assert api.waiting == 0
+
+
+def test_lifo_dispatch_keeps_the_last_waiter_busy():
+    """dispatch="lifo": an invocation goes to the worker that came back to next last."""
+    with RuntimeApi() as api:
+        runtimes, calls = _blocked_runtimes(api, 3)
+        api.queue({}, request_id="rid-last")
+        calls[2][0].join(5)
+        assert calls[2][1]["value"][1]["Lambda-Runtime-Aws-Request-Id"] == "rid-last"
+        assert calls[0][0].is_alive() and calls[1][0].is_alive() and api.waiting == 2
+
+
+def test_fifo_dispatch_rotates_through_the_workers():
+    """dispatch="fifo": an invocation goes to the worker waiting longest."""
+    with RuntimeApi(dispatch="fifo") as api:
+        runtimes, calls = _blocked_runtimes(api, 3)
+        api.queue({}, request_id="rid-first")
+        calls[0][0].join(5)
+        assert calls[0][1]["value"][1]["Lambda-Runtime-Aws-Request-Id"] == "rid-first"
+        assert calls[1][0].is_alive() and calls[2][0].is_alive() and api.waiting == 2

@@ -1,0 +1,88 @@
+"""idle.py: the learned idle limit per host (the rule both client families share)."""
+
+import threading
+
+import pytest
+
+from aws_keepalive import idle
+
+
+@pytest.fixture(autouse=True)
+def fresh_table(monkeypatch):
+    monkeypatch.setattr(idle, "_hosts", {})
+    monkeypatch.setattr(idle, "learn", True)
+
+
+def _stamp_idle(seconds):
+    """A stamp taken ``seconds`` ago on both clocks."""
+    monotonic, wall, generation = idle.stamp()
+    return (monotonic - seconds, wall - seconds, generation)
+
+
+def test_nothing_learned_before_a_stale_reuse():
+    """Before any failure a host has no learned limit, and max idle decides."""
+    idle.reused_ok("h", 100.0)
+    assert idle.learned_limit_s("h") is None
+    assert idle.replace_reason(_stamp_idle(200), None, 300, "h")[0] is None
+
+
+def test_stale_reuse_sets_a_limit_below_the_failing_idle():
+    """After a stale reuse at idle X, connections idle past 0.8 X are replaced ("learned idle")."""
+    assert idle.reused_stale("h", 200.0) == pytest.approx(160.0)
+    assert idle.replace_reason(_stamp_idle(170), None, 300, "h")[0] == idle.LEARNED_IDLE
+    assert idle.replace_reason(_stamp_idle(150), None, 300, "h")[0] is None
+    # Other hosts keep max idle.
+    assert idle.replace_reason(_stamp_idle(170), None, 300, "other")[0] is None
+
+
+def test_limit_never_below_longest_successful_reuse():
+    """A host where a connection idle 190 s was reused successfully keeps reusing up to 190 s."""
+    idle.reused_ok("h", 190.0)
+    assert idle.reused_stale("h", 200.0) == pytest.approx(190.0)
+    idle.reused_ok("h", 250.0)  # e.g. kept alive by probes: the limit follows
+    assert idle.learned_limit_s("h") == pytest.approx(250.0)
+
+
+def test_limit_never_above_max_idle_and_max_idle_wins():
+    """A learned limit above max idle changes nothing: max idle replaces first, reason max idle."""
+    idle.reused_stale("h", 1000.0)
+    assert idle.replace_reason(_stamp_idle(310), None, 300, "h")[0] == idle.MAX_IDLE
+    assert idle.replace_reason(_stamp_idle(290), None, 300, "h")[0] is None
+
+
+def test_shorter_failures_lower_the_limit_longer_ones_do_not_raise_it():
+    """The limit converges from above: the shortest failing idle counts."""
+    idle.reused_stale("h", 200.0)
+    idle.reused_stale("h", 100.0)
+    idle.reused_stale("h", 250.0)
+    assert idle.learned_limit_s("h") == pytest.approx(80.0)
+
+
+def test_learning_off_and_max_idle_off_learn_nothing(monkeypatch):
+    """AWS_PYTHON_KEEPALIVE_LEARN=0 (idle.learn False) or max idle 0: no learned replacement."""
+    idle.reused_stale("h", 10.0)
+    assert idle.replace_reason(_stamp_idle(20), None, 0, "h")[0] is None
+    monkeypatch.setattr(idle, "learn", False)
+    assert idle.replace_reason(_stamp_idle(20), None, 300, "h")[0] is None
+    assert idle.reused_stale("h", 10.0) is None
+
+
+def test_wall_clock_counts_when_monotonic_missed_a_freeze():
+    """A stamp whose monotonic clock did not advance through a freeze still shows the wall-clock
+    idle time, so the learned limit applies."""
+    idle.reused_stale("h", 5.0)
+    monotonic, wall, generation = idle.stamp()
+    assert idle.replace_reason((monotonic, wall - 10, generation), None, 300, "h")[0] == idle.LEARNED_IDLE
+
+
+def test_threads_updating_one_host_keep_the_extremes():
+    """Concurrent successes and failures: the longest success and the shortest failure survive."""
+    def work(offset):
+        for i in range(2000):
+            idle.reused_ok("h", float(i % 50 + offset))
+            idle.reused_stale("h", float(100 + (i + offset) % 300))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert idle._hosts["h"] == [56.0, 100.0]
