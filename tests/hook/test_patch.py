@@ -3,7 +3,7 @@
 
 import pytest
 
-from conftest import ON
+from conftest import ON, stale_warning_numbers
 from ddb_server import DynamoDBShapedServer
 
 PUT_AND_REPORT = """
@@ -535,9 +535,12 @@ def test_stale_reuse_reported_once_then_learned_idle_replaces(run_function):
         # first, the retry after the reset, learned idle twice; the 0.2 s gap reused.
         assert stale_server.connections == 4
     (warning,) = _stale_warnings(run)
-    assert "WARN" in warning and "127.0.0.1" in warning and "reused after 0.8 s idle" in warning, warning
-    assert "reset" in warning and "max_idle_s=300 learn=on" in warning, warning
-    assert "now replaced once idle 0.6 s (learned idle)" in warning, warning
+    assert "WARN" in warning and "127.0.0.1" in warning and "reset" in warning, warning
+    assert "max_idle_s=300 learn=on" in warning, warning
+    # The idle time is measured (a loaded machine sleeps longer than 0.8 s); the learned limit is
+    # 0.8 x that idle, so it lies between the 0.5 s the path allows and the 0.8 s gaps.
+    idle_s, learned_s = stale_warning_numbers(warning)
+    assert 0.8 <= idle_s < 3.0 and 0.55 <= learned_s <= 0.8 * idle_s + 0.05, warning
     learned = [line for line in run.layer_lines if "new connection to" in line and "(learned idle)" in line]
     assert len(learned) == 2, run.stderr
 
