@@ -18,13 +18,14 @@ Once per context -> once per process: a function that creates three clients (or 
 invocation) would still parse the bundle once per client: at 128 MB that is ~0.3 s each. So when
 botocore builds a client's pool-manager arguments (``_get_pool_manager_kwargs``, for its own
 manager and for each proxy manager's destination pools), a client whose TLS settings are exactly
-those of an earlier one gets the earlier one's context (loaded by whichever connects first). "Exactly": the same
-bundle path naming the same unchanged file (device, inode, size, mtime), the same client
-certificate and key (``client_cert``; urllib3 loads them into the context per connection), the
-context's settings (class, protocol, options, verify flags, TLS versions: a
+those of an earlier one gets the earlier one's context (loaded by whichever connects first).
+"Exactly": the same bundle path naming the same unchanged file (device, inode, size, mtime), the
+same client certificate and key (``client_cert``; urllib3 loads them into the context per
+connection), the context's settings (class, protocol, options, verify flags, TLS versions: a
 ``create_urllib3_context`` patched to make some clients' contexts stricter keeps them apart), a
-real ``ssl.SSLContext`` (a test's mock is never shared) made by botocore's own ``_get_ssl_context``
-(a subclass that customises its context keeps it), and verification on. Why that is safe: botocore's contexts carry nothing else per client --
+real ``ssl.SSLContext`` (a test's mock is never shared) made by botocore's own
+``_get_ssl_context`` (a subclass that customises its context keeps it), and verification on.
+Why that is safe: botocore's contexts carry nothing else per client --
 ``create_urllib3_context()`` has no arguments, and the only per-connection changes urllib3 makes
 (verify_mode, check_hostname, the client certificate, ALPN) come from pool arguments that are the
 same for every client with the same key. Not shared: the proxy's own context (``proxy_ca_bundle``,
