@@ -358,7 +358,8 @@ lock-runtime-sdk: | $(UV)
 # layer's pins) and the layer's boto3; the stand-in runtime venv is made on first use.
 DEMO_PY := $(VENV)/demo/bin/python
 # MEMORY_MB: the lab functions' Lambda memory size (demo, soak, bench-throughput): their CPU share
-# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default.
+# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default;
+# 0: no quota (the machine's full CPU, as the lab ran before issue 14).
 MEMORY_MB ?= 128
 $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/demo
@@ -440,7 +441,8 @@ measure-async: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lo
 	$(VENV)/test-3.12/bin/python -m lab.async_patterns
 
 # Sequential / threads / aiobotocore PutItem throughput against DynamoDB Local over TLS behind Netem;
-# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY.
+# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY; the client
+# configurations at MEMORY_MB's CPU share (MEMORY_MB=0: full CPU, no quota).
 BENCH_N ?= 2000
 BENCH_RTT_MS ?= 4
 BENCH_CONCURRENCY ?= 32

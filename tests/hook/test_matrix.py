@@ -199,9 +199,9 @@ def test_bundled_botocore_stale_reuse_detected_and_learned(version, run_function
     from ddb_server import DynamoDBShapedServer
 
     task, opt = _task_and_opt(tmp_path, _folder(MINOR, version))
-    with DynamoDBShapedServer(stale_after_s=0.3) as stale_server:
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
         run = run_function(STALE_HANDLER, env=ON, task=task, opt=opt,
-                           event={"url": stale_server.url, "gaps": [0.6, 0.6, 0.1]})
+                           event={"url": stale_server.url, "gaps": [0.6, 1.0, 0.1]})
     _check_stale(run, version)
 
 
@@ -211,7 +211,7 @@ def test_oldest_botocore_stale_reuse_detected_and_learned(run_function, tmp_path
 
     assert os.path.isfile(OLD_PYTHON), "set AWS_KEEPALIVE_OLD_PYTHON to a CPython 3.9 (make test does)"
     task, opt = _task_and_opt(tmp_path, _folder("3.9", "1.12.17"))
-    with DynamoDBShapedServer(stale_after_s=0.3) as stale_server:
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
         run = run_function(STALE_HANDLER, env=ON, task=task, opt=opt, python=OLD_PYTHON,
-                           event={"url": stale_server.url, "gaps": [0.6, 0.6, 0.1]})
+                           event={"url": stale_server.url, "gaps": [0.6, 1.0, 0.1]})
     _check_stale(run, "1.12.17")

@@ -78,8 +78,8 @@ def test_function_writes_stale_reuse_and_reasons(run_function):
     counting one stale reuse and the connections by reason (first use, the retry's, learned idle),
     with FunctionName and a ConnectMs per connection."""
     env = dict(ON, AWS_PYTHON_KEEPALIVE_METRICS="1", AWS_LAMBDA_FUNCTION_NAME="fn-under-test")
-    with DynamoDBShapedServer(stale_after_s=0.3) as stale_server:
-        run = run_function(GAPS_METRICS, env=env, event={"url": stale_server.url, "gaps": [0.6, 0.6]})
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
+        run = run_function(GAPS_METRICS, env=env, event={"url": stale_server.url, "gaps": [0.6, 1.0]})
     assert run.result == "done", run
     records = emf_records(run.stdout)
     for record in records:

@@ -1,11 +1,10 @@
 """patch.py: what botocore clients get once the layer is on, read back from real sockets."""
 
 
-import re
 
 import pytest
 
-from conftest import ON
+from conftest import ON, stale_warning_numbers
 from ddb_server import DynamoDBShapedServer
 
 PUT_AND_REPORT = """
@@ -531,21 +530,25 @@ def _stale_warnings(run):
 
 
 def test_stale_reuse_reported_once_then_learned_idle_replaces(run_function):
-    """A middlebox forgets flows idle > 0.3 s (reset): the first 0.6 s gap meets one reset and one
-    retry, reported once (host, idle, settings); later 0.6 s gaps get a clean new connection
-    ("learned idle", no retry) and a 0.1 s gap keeps reusing."""
+    """A middlebox forgets flows idle > 0.4 s (reset): the first gap (0.6 s) meets one reset and one
+    retry, reported once (host, idle, settings); later long gaps (1.0 s: above the learned limit
+    even when a loaded machine overshoots the first gap) get a clean new connection ("learned
+    idle", no retry) and a 0.1 s gap keeps reusing."""
     env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
-    with DynamoDBShapedServer(stale_after_s=0.3) as stale_server:
-        run = run_function(GAPS, env=env, event={"url": stale_server.url, "gaps": [0.6, 0.6, 0.1, 0.6]})
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
+        run = run_function(GAPS, env=env, event={"url": stale_server.url, "gaps": [0.6, 1.0, 0.1, 1.0]})
         assert run.returncode == 0, run
         assert [retries for retries, _ in run.result] == [1, 0, 0, 0], run
         assert stale_server.stale_hits == 1
-        # first, the retry after the reset, learned idle twice; the 0.2 s gap reused.
+        # first, the retry after the reset, learned idle twice; the 0.1 s gap reused.
         assert stale_server.connections == 4
     (warning,) = _stale_warnings(run)
-    assert "WARN" in warning and "127.0.0.1" in warning and re.search(r"reused after 0\.[67] s idle", warning), warning
-    assert "reset" in warning and "max_idle_s=300 learn=on" in warning, warning
-    assert re.search(r"now replaced once idle 0\.[56] s \(learned idle\)", warning), warning
+    assert "WARN" in warning and "127.0.0.1" in warning and "reset" in warning, warning
+    assert "max_idle_s=300 learn=on" in warning, warning
+    # The idle time is measured (a loaded machine sleeps longer than asked); the learned limit is
+    # 0.8 x that idle, so it lies above the 0.4 s the path allows and below the 1.0 s later gaps.
+    idle_s, learned_s = stale_warning_numbers(warning)
+    assert 0.6 <= idle_s < 1.2 and 0.8 * 0.6 - 0.05 <= learned_s <= 0.8 * idle_s + 0.05, warning
     learned = [line for line in run.layer_lines if "new connection to" in line and "(learned idle)" in line]
     assert len(learned) == 2, run.stderr
 
@@ -553,7 +556,7 @@ def test_stale_reuse_reported_once_then_learned_idle_replaces(run_function):
 def test_learning_off_keeps_meeting_the_reset(run_function):
     """AWS_PYTHON_KEEPALIVE_LEARN=0: every long gap meets the reset again; one warning only."""
     env = dict(ON, AWS_PYTHON_KEEPALIVE_LEARN="0")
-    with DynamoDBShapedServer(stale_after_s=0.3) as stale_server:
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
         run = run_function(GAPS, env=env, event={"url": stale_server.url, "gaps": [0.6, 0.6]})
         assert run.returncode == 0, run
         assert [retries for retries, _ in run.result] == [1, 1], run
@@ -565,8 +568,8 @@ def test_learning_off_keeps_meeting_the_reset(run_function):
 def test_silent_middlebox_hangs_once_then_learned(run_function):
     """A silent middlebox (no answer): the first long gap waits out read_timeout (1 s) and retries;
     the next long gap gets a new connection at once."""
-    with DynamoDBShapedServer(stale_after_s=0.3, stale_mode="hang", hang_s=1.5) as stale_server:
-        run = run_function(GAPS, env=ON, event={"url": stale_server.url, "gaps": [0.6, 0.6],
+    with DynamoDBShapedServer(stale_after_s=0.4, stale_mode="hang", hang_s=1.5) as stale_server:
+        run = run_function(GAPS, env=ON, event={"url": stale_server.url, "gaps": [0.6, 1.0],
                                                  "read_timeout": 1})
         assert run.returncode == 0, run
     (first, later) = run.result
