@@ -1,7 +1,5 @@
 """patch.py: what botocore clients get once the layer is on, read back from real sockets."""
 
-
-
 import pytest
 
 from conftest import ON, stale_warning_numbers
