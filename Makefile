@@ -48,8 +48,11 @@ OLD_PYTHON = $(call need_python,3.9)
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
 	@echo "make demo-lmi   Lambda Managed Instances: 4 never-frozen workers, some idle past the NAT timeout"
+	@echo "make bench-children  what the layer costs a child process, per multiprocessing start method"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
+	@echo "make measure-learn  the learned idle limit behind a NAT shorter than max idle (gap 1 vs later gaps)"
+	@echo "make bench-reuse  what stale-reuse detection adds to a request on a reused connection"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
@@ -314,6 +317,17 @@ test-lab: lab-deps
 measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 	$(VENV)/test-3.12/bin/python -m lab.measure_keepalive
 
+# What stale-reuse detection and the learned limit add to a request on a reused connection.
+.PHONY: bench-reuse
+bench-reuse: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/reuse.py
+
+# The learned idle limit end to end (lab/measure_learn.py): NAT 3 s < max idle 8 s, nothing leaving the
+# frozen function, reset and silent NATs and learning off; prints the table, writes build/measure-learn.json.
+.PHONY: measure-learn
+measure-learn: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(LAYER_ZIP)
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python -m lab.measure_learn --layer $(LAYER_ZIP)
+
 # Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
 # boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
@@ -356,7 +370,8 @@ lock-runtime-sdk: | $(UV)
 # layer's pins) and the layer's boto3; the stand-in runtime venv is made on first use.
 DEMO_PY := $(VENV)/demo/bin/python
 # MEMORY_MB: the lab functions' Lambda memory size (demo, soak, bench-throughput): their CPU share
-# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default.
+# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default;
+# 0: no quota (the machine's full CPU, as the lab ran before issue 14).
 MEMORY_MB ?= 128
 $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/demo
@@ -374,6 +389,14 @@ demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sh
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
 	  lab/demo-requirements.in -o lab/demo-requirements.txt
+
+# What the layer costs a child process (bench/children.py, docs/shapes-lmi.md): start a one-worker
+# ProcessPoolExecutor and get its first result, per start method, no layer / switch off / on, on the
+# CPythons Managed Instances run (3.13, 3.14); prints the table, writes build/bench-children.json.
+.PHONY: bench-children
+bench-children:
+	$(TOOL_PYTHON) bench/children.py $(foreach p,3.13 3.14,--python $(p)=$(call need_python,$(p))) \
+	  --json $(BUILD_DIR)/bench-children.json
 
 # make demo-lmi [LMI_MINOR=3.13] [LMI_VARIANT=ric40]: Lambda Managed Instances (issue 16; ~1 min, root):
 # AWS_LAMBDA_MAX_CONCURRENCY=4 never-frozen awslambdaric workers, some idle past the NAT timeout while
@@ -429,7 +452,8 @@ measure-async: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lo
 	$(VENV)/test-3.12/bin/python -m lab.async_patterns
 
 # Sequential / threads / aiobotocore PutItem throughput against DynamoDB Local over TLS behind Netem;
-# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY.
+# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY; the client
+# configurations at MEMORY_MB's CPU share (MEMORY_MB=0: full CPU, no quota).
 BENCH_N ?= 2000
 BENCH_RTT_MS ?= 4
 BENCH_CONCURRENCY ?= 32
