@@ -132,19 +132,32 @@ bench-aio: $(VENV)/test-3.12/bin/python $(foreach n,$(AIO_MATRIX),$(VENV)/aio/3.
 bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
-.PHONY: test test-hook
-test: interpreters test-hook test-build test-lab test-compat
+# make test: every suite. The hook suites (one per CPython), test-build and test-compat do not
+# depend on each other and mostly wait (sockets, child interpreters, sleeps): they run TEST_JOBS at
+# a time, each suite's output printed whole when it ends (make --output-sync; a failing suite's
+# traceback stays in one piece). Then test-lab alone: its NAT, freeze and timing tests get the
+# machine to themselves. TEST_JOBS=1: one after the other, as before.
+TEST_JOBS ?= 3
+HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
+.PHONY: test test-hook $(HOOK_SUITES)
+test: interpreters
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(HOOK_SUITES) test-build test-compat
+	@$(MAKE) --no-print-directory test-lab
 
-# Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
-test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
-	@for p in $(PYTHON_MINORS); do \
-	  echo "== hook tests on CPython $$p"; \
-	  AWS_KEEPALIVE_BOTOCORE_DIRS=$(CURDIR)/$(VENV)/botocore AWS_KEEPALIVE_OLD_PYTHON=$(OLD_PYTHON) \
-	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \
-	    $(VENV)/test-$$p/bin/python -m pytest -q -p no:cacheprovider tests/hook || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \
-	  [ $$rc -eq 0 ] || exit $$rc; \
-	done
+# $(call run_pytest,SUITE,PYTHON,ARGS), first in a recipe line (variables may precede it): pytest,
+# then one line with the suite's exit code and wall time (bash's SECONDS: this line's shell's age).
+# pytest's exit code 5 (nothing collected) is a failure. MAKEFLAGS is emptied: a test that runs
+# make itself must not inherit this make's -j / jobserver.
+run_pytest = MAKEFLAGS= $(2) -m pytest -q -p no:cacheprovider $(3) || rc=$$?; rc=$${rc:-0}; \
+  echo "== $(1): exit $$rc after $$SECONDS s"; \
+  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# Hook tests run once per interpreter (make -jN test-hook: N at a time).
+test-hook: $(HOOK_SUITES)
+$(HOOK_SUITES): test-hook-%: $(VENV)/test-%/bin/python $(BOTOCORE_DIRS) $(AIO_DIRS)
+	@echo "== hook tests on CPython $*"
+	@AWS_KEEPALIVE_BOTOCORE_DIRS=$(CURDIR)/$(VENV)/botocore AWS_KEEPALIVE_OLD_PYTHON=$(OLD_PYTHON) \
+	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio $(call run_pytest,hook tests on CPython $*,$(VENV)/test-$*/bin/python,tests/hook)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -243,8 +256,7 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	@AWS_KEEPALIVE_SAM=$(CURDIR)/$(SAM) AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
 	  AWS_KEEPALIVE_SAM_PATH=$(SAM_PATH) \
 	  AWS_KEEPALIVE_PYTHONS="$(foreach p,$(PYTHON_MINORS),$(CURDIR)/$(VENV)/test-$(p)/bin/python)" \
-	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/build || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	  $(call run_pytest,build tests,$(VENV)/test-3.12/bin/python,tests/build)
 
 # Cold start against the runtime-kind boto3 (the lab's stand-in runtimes, RUNTIME_BOTO3), the full
 # layer and the hook flavor read-only: per CPython this machine has, prints the table and writes
@@ -419,8 +431,7 @@ soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
 # pytest's exit code 5 (nothing collected) is a failure.
 .PHONY: test-lab
 test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
-	@$(VENV)/test-3.12/bin/python -m pytest -q -rs -p no:cacheprovider tests/lab || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	@$(call run_pytest,lab tests,$(VENV)/test-3.12/bin/python,-rs tests/lab)
 
 # --- async clients and throughput (issue 8, parts 3-4) ------------------------------------------
 # (targets: measure-async, bench-throughput, lock-async)
@@ -491,8 +502,7 @@ $(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(U
 test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
   $(BOTOCORE_SDIST)/.done
 	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
-	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/compat || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	  $(call run_pytest,compat tests,$(VENV)/test-3.12/bin/python,tests/compat)
 
 lock-compat: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes -c layer/requirements.txt \
