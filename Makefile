@@ -48,8 +48,11 @@ OLD_PYTHON = $(call need_python,3.9)
 help:
 	@echo "make demo       the lab: no layer / layer off / layer on, through a NAT that drops idle flows"
 	@echo "make demo-lmi   Lambda Managed Instances: 4 never-frozen workers, some idle past the NAT timeout"
+	@echo "make bench-children  what the layer costs a child process, per multiprocessing start method"
 	@echo "make soak       the fault soak: DURATION=300 s of random gaps, NAT modes, restarts (SEED=n)"
 	@echo "make measure-async  async patterns in the stand-in: new connections per invocation, p50"
+	@echo "make measure-learn  the learned idle limit behind a NAT shorter than max idle (gap 1 vs later gaps)"
+	@echo "make bench-reuse  what stale-reuse detection adds to a request on a reused connection"
 	@echo "make bench-throughput  sequential / threads / aiobotocore PutItems behind Netem (BENCH_N, BENCH_RTT_MS)"
 	@echo "make test       run every test (installs what it needs on first use; what CI runs)"
 	@echo "make interpreters  find or install CPython $(NEEDED_MINORS); one line each: where it came from"
@@ -129,19 +132,32 @@ bench-aio: $(VENV)/test-3.12/bin/python $(foreach n,$(AIO_MATRIX),$(VENV)/aio/3.
 bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
 
-.PHONY: test test-hook
-test: interpreters test-hook test-build test-lab test-compat
+# make test: every suite. The hook suites (one per CPython), test-build and test-compat do not
+# depend on each other and mostly wait (sockets, child interpreters, sleeps): they run TEST_JOBS at
+# a time, each suite's output printed whole when it ends (make --output-sync; a failing suite's
+# traceback stays in one piece). Then test-lab alone: its NAT, freeze and timing tests get the
+# machine to themselves. TEST_JOBS=1: one after the other, as before.
+TEST_JOBS ?= 3
+HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
+.PHONY: test test-hook $(HOOK_SUITES)
+test: interpreters
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(HOOK_SUITES) test-build test-compat
+	@$(MAKE) --no-print-directory test-lab
 
-# Hook tests run once per interpreter; pytest's exit code 5 (nothing collected) is a failure.
-test-hook: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(BOTOCORE_DIRS) $(AIO_DIRS)
-	@for p in $(PYTHON_MINORS); do \
-	  echo "== hook tests on CPython $$p"; \
-	  AWS_KEEPALIVE_BOTOCORE_DIRS=$(CURDIR)/$(VENV)/botocore AWS_KEEPALIVE_OLD_PYTHON=$(OLD_PYTHON) \
-	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \
-	    $(VENV)/test-$$p/bin/python -m pytest -q -p no:cacheprovider tests/hook || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \
-	  [ $$rc -eq 0 ] || exit $$rc; \
-	done
+# $(call run_pytest,SUITE,PYTHON,ARGS), first in a recipe line (variables may precede it): pytest,
+# then one line with the suite's exit code and wall time (bash's SECONDS: this line's shell's age).
+# pytest's exit code 5 (nothing collected) is a failure. MAKEFLAGS is emptied: a test that runs
+# make itself must not inherit this make's -j / jobserver.
+run_pytest = MAKEFLAGS= $(2) -m pytest -q -p no:cacheprovider $(3) || rc=$$?; rc=$${rc:-0}; \
+  echo "== $(1): exit $$rc after $$SECONDS s"; \
+  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# Hook tests run once per interpreter (make -jN test-hook: N at a time).
+test-hook: $(HOOK_SUITES)
+$(HOOK_SUITES): test-hook-%: $(VENV)/test-%/bin/python $(BOTOCORE_DIRS) $(AIO_DIRS)
+	@echo "== hook tests on CPython $*"
+	@AWS_KEEPALIVE_BOTOCORE_DIRS=$(CURDIR)/$(VENV)/botocore AWS_KEEPALIVE_OLD_PYTHON=$(OLD_PYTHON) \
+	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio $(call run_pytest,hook tests on CPython $*,$(VENV)/test-$*/bin/python,tests/hook)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -240,8 +256,7 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	@AWS_KEEPALIVE_SAM=$(CURDIR)/$(SAM) AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
 	  AWS_KEEPALIVE_SAM_PATH=$(SAM_PATH) \
 	  AWS_KEEPALIVE_PYTHONS="$(foreach p,$(PYTHON_MINORS),$(CURDIR)/$(VENV)/test-$(p)/bin/python)" \
-	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/build || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	  $(call run_pytest,build tests,$(VENV)/test-3.12/bin/python,tests/build)
 
 # Cold start against the runtime-kind boto3 (the lab's stand-in runtimes, RUNTIME_BOTO3), the full
 # layer and the hook flavor read-only: per CPython this machine has, prints the table and writes
@@ -304,6 +319,17 @@ test-lab: lab-deps
 measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
 	$(VENV)/test-3.12/bin/python -m lab.measure_keepalive
 
+# What stale-reuse detection and the learned limit add to a request on a reused connection.
+.PHONY: bench-reuse
+bench-reuse: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/reuse.py
+
+# The learned idle limit end to end (lab/measure_learn.py): NAT 3 s < max idle 8 s, nothing leaving the
+# frozen function, reset and silent NATs and learning off; prints the table, writes build/measure-learn.json.
+.PHONY: measure-learn
+measure-learn: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(LAYER_ZIP)
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python -m lab.measure_learn --layer $(LAYER_ZIP)
+
 # Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
 # boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
@@ -346,7 +372,8 @@ lock-runtime-sdk: | $(UV)
 # layer's pins) and the layer's boto3; the stand-in runtime venv is made on first use.
 DEMO_PY := $(VENV)/demo/bin/python
 # MEMORY_MB: the lab functions' Lambda memory size (demo, soak, bench-throughput): their CPU share
-# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default.
+# (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default;
+# 0: no quota (the machine's full CPU, as the lab ran before issue 14).
 MEMORY_MB ?= 128
 $(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/demo
@@ -364,6 +391,14 @@ demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sh
 lock-demo: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
 	  lab/demo-requirements.in -o lab/demo-requirements.txt
+
+# What the layer costs a child process (bench/children.py, docs/shapes-lmi.md): start a one-worker
+# ProcessPoolExecutor and get its first result, per start method, no layer / switch off / on, on the
+# CPythons Managed Instances run (3.13, 3.14); prints the table, writes build/bench-children.json.
+.PHONY: bench-children
+bench-children:
+	$(TOOL_PYTHON) bench/children.py $(foreach p,3.13 3.14,--python $(p)=$(call need_python,$(p))) \
+	  --json $(BUILD_DIR)/bench-children.json
 
 # make demo-lmi [LMI_MINOR=3.13] [LMI_VARIANT=ric40]: Lambda Managed Instances (issue 16; ~1 min, root):
 # AWS_LAMBDA_MAX_CONCURRENCY=4 never-frozen awslambdaric workers, some idle past the NAT timeout while
@@ -398,8 +433,7 @@ soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
 # pytest's exit code 5 (nothing collected) is a failure.
 .PHONY: test-lab
 test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
-	@$(VENV)/test-3.12/bin/python -m pytest -q -rs -p no:cacheprovider tests/lab || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	@$(call run_pytest,lab tests,$(VENV)/test-3.12/bin/python,-rs tests/lab)
 
 # --- async clients and throughput (issue 8, parts 3-4) ------------------------------------------
 # (targets: measure-async, bench-throughput, lock-async)
@@ -420,7 +454,8 @@ measure-async: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lo
 	$(VENV)/test-3.12/bin/python -m lab.async_patterns
 
 # Sequential / threads / aiobotocore PutItem throughput against DynamoDB Local over TLS behind Netem;
-# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY.
+# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY; the client
+# configurations at MEMORY_MB's CPU share (MEMORY_MB=0: full CPU, no quota).
 BENCH_N ?= 2000
 BENCH_RTT_MS ?= 4
 BENCH_CONCURRENCY ?= 32
@@ -469,8 +504,7 @@ $(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(U
 test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
   $(BOTOCORE_SDIST)/.done
 	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
-	  $(VENV)/test-3.12/bin/python -m pytest -q -p no:cacheprovider tests/compat || rc=$$?; \
-	  rc=$${rc:-0}; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	  $(call run_pytest,compat tests,$(VENV)/test-3.12/bin/python,tests/compat)
 
 lock-compat: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes -c layer/requirements.txt \

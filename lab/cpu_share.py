@@ -26,6 +26,14 @@ def share(memory_mb):
     return min(1.0, memory_mb / FULL_VCPU_MB)
 
 
+def describe(memory_mb):
+    """The header line of a lab run at ``memory_mb`` (0 or None: no quota)."""
+    if not memory_mb:
+        return "Memory size: no CPU quota (MEMORY_MB=0: the machine's full CPU)"
+    return ("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota; 1769 MB = 1 vCPU)"
+            % (memory_mb, 100 * share(memory_mb)))
+
+
 def quota_us(memory_mb):
     """cpu.cfs_quota_us for ``memory_mb`` (the kernel's minimum is 1 ms)."""
     return max(1000, int(PERIOD_US * share(memory_mb)))

@@ -109,7 +109,7 @@ def run_one(run: Run, network: FunctionNetwork, opt: Optional[Path], timers: dic
         progress.show(run.phase, run.config.name)
         with network.function(EXAMPLE, "app." + run.handler, table=TABLE, python=args.python,
                               opt=opt if run.config.layer else None, env=env,
-                              memory_mb=args.memory_mb) as raw:
+                              memory_mb=args.memory_mb or None) as raw:
             run.fn = raw
             fn = progress.wrap(CountingFunction(raw, network),
                                lambda: (run.phase, "%s / %s" % (run.config.name, HANDLERS[run.handler])))
@@ -171,7 +171,7 @@ def parse_args(argv):
                    help="CPython minor of the stand-in runtime (make demo: 3.12, else one this machine has)")
     p.add_argument("--memory-mb", type=int, default=MEMORY_MB,
                    help="the functions' memory size: CPU share (1769 MB = 1 vCPU) and "
-                        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE (default %d)" % MEMORY_MB)
+                        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE (default %d; 0: no quota)" % MEMORY_MB)
     p.add_argument("--no-packets", action=argparse.BooleanOptionalAction, default=True,
                    help="also run the layer-on gap phase with no packet leaving the frozen env")
     args = p.parse_args(argv)
@@ -201,8 +201,7 @@ def main(argv=None) -> int:
         configs.remove(AWS_SWITCH)
     print("Lab: DynamoDB Local over TLS, RTT %.1f ms (Netem), NAT in reset mode, CPython %s stand-in"
           % (args.rtt_ms, args.python))
-    print("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota; 1769 MB = 1 vCPU)"
-          % (args.memory_mb, 100 * cpu_share.share(args.memory_mb)))
+    print(cpu_share.describe(args.memory_mb))
     print("No layer = the runtime-kind botocore %s (RUNTIME_BOTO3)" % botocore)
     print("Time scale: NAT idle timeout 350 s -> %d s (x%.4f); gaps of %.1f s stand for %.0f s"
           % (args.nat_timeout, scale, args.gap, args.gap / scale))
@@ -214,7 +213,8 @@ def main(argv=None) -> int:
     started = time.monotonic()
     stop = threading.Event()
     runs = [Run(c, h) for h in HANDLERS for c in configs]
-    progress = Progress("demo %d MB" % args.memory_mb, total=len(runs) * (1 + args.steady + args.gaps))
+    progress = Progress("demo %d MB" % args.memory_mb if args.memory_mb else "demo, full CPU",
+                        total=len(runs) * (1 + args.steady + args.gaps))
     networks: list[FunctionNetwork] = []
     threads = []
     with DynamoDBLocal() as ddb:

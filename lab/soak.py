@@ -304,7 +304,7 @@ def parse_args(argv):
     p.add_argument("--png", default=str(REPO / "build" / "soak.png"), help="'' for no plot")
     p.add_argument("--aio", action="store_true", help="also the aiobotocore variant")
     p.add_argument("--memory-mb", type=int, default=128,
-                   help="the functions' memory size: CPU share (1769 MB = 1 vCPU), default 128")
+                   help="the functions' memory size: CPU share (1769 MB = 1 vCPU), default 128; 0: no quota")
     return p.parse_args(argv)
 
 
@@ -320,7 +320,7 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10 ** 6)
     runtime_python(PYTHON)
     workdir = Path(tempfile.mkdtemp(prefix="lab-soak-opt-"))
-    progress = Progress("soak %d MB, seed %d" % (args.memory_mb, seed))
+    progress = Progress("soak %s, seed %d" % ("%d MB" % args.memory_mb if args.memory_mb else "full CPU", seed))
     try:
         opt = extract_layer(args.zip, workdir / "opt")
         configurations = CONFIGURATIONS + (AIO_CONFIGURATIONS if args.aio else [])
@@ -329,12 +329,11 @@ def main(argv=None) -> int:
             configurations.remove(AWS_SWITCH)
             print("%s: %s" % (AWS_SWITCH.name, not_run), flush=True)
         tasks = {"aio": aio_task()} if args.aio else {}
-        print("Memory size %d MB: each function at %.1f %% of one vCPU (cgroup CPU quota); trust store: "
-              "the SDK's default bundle + the lab CA" % (args.memory_mb, 100 * cpu_share.share(args.memory_mb)),
+        print(cpu_share.describe(args.memory_mb) + "; trust store: the SDK's default bundle + the lab CA",
               flush=True)
         raw = run_soak(duration_s=args.duration, seed=seed, nat_timeout=args.nat_timeout, opt=opt,
                        log=progress.print, configurations=tuple(configurations), tasks=tasks,
-                       memory_mb=args.memory_mb, progress=progress)
+                       memory_mb=args.memory_mb or None, progress=progress)
     finally:
         progress.close()
         shutil.rmtree(workdir, ignore_errors=True)

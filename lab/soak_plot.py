@@ -46,8 +46,9 @@ def plot(raw: dict, png: Path) -> None:
     axes[-1].set_xlabel("seconds since start (grey: NAT in silent-drop mode; lines: restarts, "
                         "purple TLS front, orange DynamoDB Local; red x: failed put; dotted: 1 s)")
     axes[-1].set_xlim(0, end)
-    fig.suptitle("Soak, seed %s: NAT timeout %s s, gaps 0.1-3 T, 1-64 puts over 1-32 threads"
-                 % (raw["seed"], raw["nat_timeout_s"]), fontsize=11)
+    memory = "%d MB (its CPU share)" % raw["memory_mb"] if raw.get("memory_mb") else "full CPU"
+    fig.suptitle("Soak, seed %s, %s: NAT timeout %s s, gaps 0.1-3 T, 1-64 puts over 1-32 threads"
+                 % (raw["seed"], memory, raw["nat_timeout_s"]), fontsize=11)
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(str(png), dpi=90)

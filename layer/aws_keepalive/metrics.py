@@ -30,8 +30,9 @@ container images and Lambda Managed Instances run) is wrapped once, looked up in
   client), nothing marks the end of an invocation, so every event is written at once.
 
 Volume: nothing is written when nothing was counted.  A write is one line per ``Reason`` that
-occurred (at most 7 kinds; the other metrics ride on the first line), so at most 7 lines per
-invocation that counted something, plus at most 7 lines a minute during long invocations.  In
+occurred (at most 7 kinds) and one for ``StaleReuses`` / ``ReusedAfterProbe`` if either occurred,
+so at most 8 lines per invocation that counted something, plus at most 8 lines a minute during
+long invocations.  In
 steady state (connections reused) an invocation counts nothing and writes nothing; a function
 that makes its client inside the handler opens a connection each invocation ("first use") and
 so writes one line per invocation.  Each record is well under 1 KB; a ``ConnectMs`` array holds
@@ -69,6 +70,16 @@ def configure(settings, environ):
     _last_write = time.monotonic()
     enabled = True
     _hook_runtime()
+    import os
+
+    # A forked child (process pools, Managed Instances' workers) starts with a copy of what the
+    # parent had counted and not yet written: the parent writes it, the child must not.
+    os.register_at_fork(after_in_child=_forget_pending)
+
+
+def _forget_pending():
+    global _pending
+    _pending = None
 
 
 def new_connection(reason, connect_ms):
@@ -153,13 +164,11 @@ def records(pending, timestamp_ms):
             "Dimensions": [function_dims],
             "Metrics": [{"Name": name, "Unit": "Count"} for name, _ in counts],
         }
-        if result:
-            result[0]["_aws"]["CloudWatchMetrics"].append(directive)
-            result[0].update(counts)
-        else:
-            record = dict(common, **dict(counts))
-            record["_aws"] = {"Timestamp": timestamp_ms, "CloudWatchMetrics": [directive]}
-            result.append(record)
+        # A line of its own, without Reason: a log query can then sum StaleReuses without
+        # picking up a reason, and NewConnections by reason without picking up stale reuses.
+        record = dict(common, **dict(counts))
+        record["_aws"] = {"Timestamp": timestamp_ms, "CloudWatchMetrics": [directive]}
+        result.append(record)
     return result
 
 

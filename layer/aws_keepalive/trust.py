@@ -18,11 +18,14 @@ Once per context -> once per process: a function that creates three clients (or 
 invocation) would still parse the bundle once per client: at 128 MB that is ~0.3 s each. So when
 botocore builds a client's pool-manager arguments (``_get_pool_manager_kwargs``, for its own
 manager and for each proxy manager's destination pools), a client whose TLS settings are exactly
-those of an earlier one gets the earlier one's context (loaded by whichever connects first). "Exactly": the same
-bundle path naming the same unchanged file (device, inode, size, mtime), the same client
-certificate and key (``client_cert``; urllib3 loads them into the context per connection), a
-context made by botocore's own ``_get_ssl_context`` (a subclass that customises its context keeps
-it), and verification on. Why that is safe: botocore's contexts carry nothing else per client --
+those of an earlier one gets the earlier one's context (loaded by whichever connects first).
+"Exactly": the same bundle path naming the same unchanged file (device, inode, size, mtime), the
+same client certificate and key (``client_cert``; urllib3 loads them into the context per
+connection), the context's settings (class, protocol, options, verify flags, TLS versions: a
+``create_urllib3_context`` patched to make some clients' contexts stricter keeps them apart), a
+real ``ssl.SSLContext`` (a test's mock is never shared) made by botocore's own
+``_get_ssl_context`` (a subclass that customises its context keeps it), and verification on.
+Why that is safe: botocore's contexts carry nothing else per client --
 ``create_urllib3_context()`` has no arguments, and the only per-connection changes urllib3 makes
 (verify_mode, check_hostname, the client certificate, ALPN) come from pool arguments that are the
 same for every client with the same key. Not shared: the proxy's own context (``proxy_ca_bundle``,
@@ -35,6 +38,7 @@ file; existing clients keep what they loaded (stock would add the new file's CAs
 """
 
 import os
+import ssl
 import threading
 
 from . import diagnostics
@@ -43,7 +47,8 @@ from .patch import _wrap
 # The bundle path loaded into a context, kept on the context itself (ssl.SSLContext has a __dict__).
 LOADED = "_aws_keepalive_ca_certs"
 
-# (bundle path, its file identity, cert_file, key_file) -> the SSLContext loaded with that bundle.
+# (bundle path, its file identity, cert_file, key_file, the context's settings) -> the SSLContext
+# loaded with that bundle.
 _shared = {}
 _shared_lock = threading.Lock()
 
@@ -97,7 +102,7 @@ def shared_context(session, kwargs):
 
     context = kwargs.get("ssl_context")
     verify = getattr(session, "_verify", None)
-    if context is None or not verify:
+    if not isinstance(context, ssl.SSLContext) or not verify:
         return None
     if type(session)._get_ssl_context is not URLLib3Session.__dict__["_get_ssl_context"]:
         return None
@@ -106,7 +111,9 @@ def shared_context(session, kwargs):
         return None
     stat = os.stat(bundle)
     key = (bundle, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
-           kwargs.get("cert_file"), kwargs.get("key_file"))
+           kwargs.get("cert_file"), kwargs.get("key_file"),
+           type(context), context.protocol, int(context.options), int(context.verify_flags),
+           context.minimum_version, context.maximum_version)
     with _shared_lock:
         # The first client's own context; load_once() loads the bundle into it at the first HTTPS
         # send of any client sharing it (a client that never connects costs no load).

@@ -115,3 +115,41 @@ def test_sam_build_yields_the_same_files_as_the_zip(tmp_path):
         assert built == zipped, resource
     # The example function was built too (sam deploy needs every resource).
     assert (sam_dir / "ExampleFunction" / "app.py").is_file()
+
+
+# The README's Lambda Managed Instances snippet, translated by the SAM CLI's own samtranslator into
+# the CloudFormation it deploys: the names in the README must be the ones SAM knows.
+TRANSLATE = r"""
+import json, re, sys
+from cfnlint.decode import cfn_yaml
+from samtranslator.translator.transform import transform
+readme = open(sys.argv[1]).read()
+section = readme[readme.index("### Lambda Managed Instances"):]
+snippet = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+template = {"AWSTemplateFormatVersion": "2010-09-09", "Transform": "AWS::Serverless-2016-10-31",
+            "Resources": cfn_yaml.loads(snippet)}
+template["Resources"]["MyFunction"]["Properties"]["CodeUri"] = "s3://bucket/key.zip"
+class NoPolicies:
+    def load(self):
+        return {}
+print(json.dumps(transform(template, {}, NoPolicies())["Resources"]))
+"""
+
+
+def test_readme_managed_instances_snippet_translates():
+    """The README's Managed Instances YAML becomes an AWS::Lambda::CapacityProvider (its VpcConfig) and
+    a function whose CapacityProviderConfig names that provider, with the layer and the switch."""
+    python = os.path.join(os.path.dirname(tool("AWS_KEEPALIVE_SAM")), "python")
+    completed = subprocess.run([python, "-c", TRANSLATE, os.path.join(REPO, "README.md")],
+                               capture_output=True, text=True, env=env(AWS_DEFAULT_REGION="us-east-1"))
+    assert completed.returncode == 0, completed.stderr
+    resources = json.loads(completed.stdout)
+    provider = resources["MyCapacityProvider"]
+    assert provider["Type"] == "AWS::Lambda::CapacityProvider"
+    assert provider["Properties"]["VpcConfig"]["SubnetIds"]
+    function = resources["MyFunction"]["Properties"]
+    config = function["CapacityProviderConfig"]["LambdaManagedInstancesCapacityProviderConfig"]
+    assert config["CapacityProviderArn"] == {"Fn::GetAtt": ["MyCapacityProvider", "Arn"]}
+    assert function["Runtime"] == "python3.13"
+    assert function["Environment"]["Variables"] == {"AWS_PYTHON_KEEPALIVE": "1"}
+    assert function["Layers"][0].startswith("arn:aws:lambda:REGION:ACCOUNT:layer:aws-python-keepalive:")

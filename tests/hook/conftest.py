@@ -140,3 +140,14 @@ def run_chained(python, tmp_path, module, switch):
         env["AWS_PYTHON_KEEPALIVE"] = switch
     report = "import os, sys; print(os.environ.get('OTHER'), 'aws_keepalive' in sys.modules)"
     return subprocess.run([python, "-c", report], env=env, capture_output=True, text=True, timeout=30)
+
+
+def stale_warning_numbers(warning):
+    """(idle_s, learned_s) from a stale-reuse warning: how long the connection sat idle before it
+    met the forgotten flow, and the learned limit that replaces the host's connections from now."""
+    import re
+
+    idle = re.search(r"reused after (\d+(?:\.\d+)?) s idle", warning)
+    learned = re.search(r"replaced once idle (\d+(?:\.\d+)?) s \(learned idle\)", warning)
+    assert idle and learned, warning
+    return float(idle.group(1)), float(learned.group(1))

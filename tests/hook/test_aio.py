@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import ON
+from conftest import ON, stale_warning_numbers
 from ddb_server import DynamoDBShapedServer
 
 AIO_DIRS = os.environ.get("AWS_KEEPALIVE_AIO_DIRS", "")
@@ -300,28 +300,33 @@ def test_peer_close_unseen_by_the_loop_opens_new_connection_without_retry(name, 
     assert _reasons(run) == ["first use", "peer closed"], run.stderr
 
 
-@pytest.mark.parametrize("name", MATRIX)
+# Every aiobotocore/aiohttp version on 3.12 (aiohttp 3.9's synchronous _get included); the newest
+# only on the other interpreters (see test_matrix.STALE_MATRIX for why).
+@pytest.mark.parametrize("name", MATRIX if MINOR == "3.12" else MATRIX[:1])
 def test_stale_reuse_reported_once_then_learned_idle_replaces(name, run_function, tmp_path):
-    """A middlebox forgets flows idle > 0.5 s (reset on the next request): the first 0.8 s gap meets
-    one reset and one botocore retry, reported once; later 0.8 s gaps get a clean new connection
-    ("learned idle", no retry); a 0.2 s gap keeps reusing."""
-    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
+    """A middlebox forgets flows idle > 0.4 s (reset on the next request): the first gap (0.6 s)
+    meets one reset and one botocore retry, reported once; later long gaps (1.0 s) get a clean new
+    connection ("learned idle", no retry); a 0.1 s gap keeps reusing."""
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
         run = _run(run_function, tmp_path, name,
-                   {"url": stale_server.url, "gaps": [0, 0.8, 0.8, 0.2, 0.8]},
+                   {"url": stale_server.url, "gaps": [0, 0.6, 1.0, 0.1, 1.0]},
                    env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
         assert stale_server.stale_hits == 1, run.stderr
     assert run.result["retries"] == [0, 1, 0, 0, 0], run.stderr
     warnings = [line for line in run.layer_lines if "stale pooled connection" in line]
     assert len(warnings) == 1 and "WARN" in warnings[0], run.stderr
-    assert "reused after 0.8 s idle" in warnings[0] and "aiobotocore retries" in warnings[0], warnings
+    assert "aiobotocore retries" in warnings[0], warnings
+    idle_s, learned_s = stale_warning_numbers(warnings[0])  # measured: a loaded machine overshoots
+    assert 0.6 <= idle_s < 1.2 and 0.8 * 0.6 - 0.05 <= learned_s <= 0.8 * idle_s + 0.05, warnings
     assert _reasons(run).count("learned idle") == 2, run.stderr
 
 
-@pytest.mark.parametrize("name", MATRIX)
-def test_learning_off_keeps_meeting_the_reset(name, run_function, tmp_path):
-    """AWS_PYTHON_KEEPALIVE_LEARN=0: every long gap meets the reset and a retry again."""
-    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
-        run = _run(run_function, tmp_path, name, {"url": stale_server.url, "gaps": [0, 0.8, 0.8]},
+def test_learning_off_keeps_meeting_the_reset(run_function, tmp_path):
+    """AWS_PYTHON_KEEPALIVE_LEARN=0: every long gap meets the reset and a retry again (the switch is
+    idle.py's, shared by every aiobotocore version: the newest stands for all)."""
+    name = MATRIX[0]
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
+        run = _run(run_function, tmp_path, name, {"url": stale_server.url, "gaps": [0, 0.6, 0.6]},
                    env=dict(ON, AWS_PYTHON_KEEPALIVE_LEARN="0"))
         assert stale_server.stale_hits == 2, run.stderr
     assert run.result["retries"] == [0, 1, 1], run.stderr

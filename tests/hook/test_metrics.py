@@ -1,109 +1,13 @@
 """metrics.py: CloudWatch Embedded Metric Format records, valid per the EMF specification's schema
-and CloudWatch's extraction rules, written by a function run the way the runtime runs it.
+and CloudWatch's extraction rules (emf.py), written by a function run the way the runtime runs it."""
 
-The schema is the one the EMF specification publishes ("You can use the following schema to
-validate embedded metric format documents", docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
-CloudWatch_Embedded_Metric_Format_Specification.html; also awsdocs/amazon-cloudwatch-user-guide,
-doc_source/CloudWatch_Embedded_Metric_Format_Specification.md), with its $id/title/examples
-annotations left out.  The rules it cannot express are checked by ``assert_extractable``.
-"""
-
-import json
 import time
 
-import jsonschema
 import pytest
 
 from conftest import ON
 from ddb_server import DynamoDBShapedServer
-
-_NAME = {"type": "string", "pattern": "^(.*)$", "minLength": 1, "maxLength": 255}
-_UNITS = ("Seconds|Microseconds|Milliseconds|Bytes|Kilobytes|Megabytes|Gigabytes|Terabytes|Bits|"
-          "Kilobits|Megabits|Gigabits|Terabits|Percent|Count|Bytes\\/Second|Kilobytes\\/Second|"
-          "Megabytes\\/Second|Gigabytes\\/Second|Terabytes\\/Second|Bits\\/Second|Kilobits\\/Second|"
-          "Megabits\\/Second|Gigabits\\/Second|Terabits\\/Second|Count\\/Second|None")
-EMF_SCHEMA = {
-    "type": "object",
-    "required": ["_aws"],
-    "properties": {
-        "_aws": {
-            "type": "object",
-            "required": ["Timestamp", "CloudWatchMetrics"],
-            "properties": {
-                "Timestamp": {"type": "integer"},
-                "CloudWatchMetrics": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["Namespace", "Dimensions", "Metrics"],
-                        "properties": {
-                            "Namespace": _NAME,
-                            "Dimensions": {
-                                "type": "array",
-                                "minItems": 1,
-                                "items": {"type": "array", "minItems": 0, "maxItems": 9, "items": _NAME},
-                            },
-                            "Metrics": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "required": ["Name"],
-                                    "properties": {
-                                        "Name": _NAME,
-                                        "Unit": {"type": "string", "pattern": "^(%s)$" % _UNITS},
-                                    },
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
-
-
-def assert_extractable(record):
-    """What the specification says in prose and CloudWatch enforces when it extracts metrics."""
-    jsonschema.validate(record, EMF_SCHEMA)
-    assert len(json.dumps(record)) < 256 * 1024  # a log event's limit
-    now_ms = time.time() * 1000
-    # CloudWatch accepts data points up to two weeks old and two hours ahead.
-    assert now_ms - 14 * 86400e3 < record["_aws"]["Timestamp"] < now_ms + 2 * 3600e3
-    for directive in record["_aws"]["CloudWatchMetrics"]:
-        assert not directive["Namespace"].startswith("AWS/")
-        assert 1 <= len(directive["Metrics"]) <= 100  # "MUST NOT contain more than 100"
-        for dimension_set in directive["Dimensions"]:
-            for key in dimension_set:  # target members: on the root node, string values
-                assert isinstance(record.get(key), str) and record[key], (key, record)
-        for metric in directive["Metrics"]:
-            value = record.get(metric["Name"])  # a number or an array of at most 100 numbers
-            values = value if isinstance(value, list) else [value]
-            assert 1 <= len(values) <= 100, metric
-            assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values), value
-
-
-def emf_records(stdout):
-    records = []
-    for line in stdout.splitlines():
-        if line.startswith("{") and '"_aws"' in line:
-            records.append(json.loads(line))
-    return records
-
-
-def totals(records):
-    """{"Reason:first use": n, ..., "StaleReuses": n} summed over records."""
-    result = {}
-    for record in records:
-        for directive in record["_aws"]["CloudWatchMetrics"]:
-            for metric in directive["Metrics"]:
-                name = metric["Name"]
-                if name == "ConnectMs":
-                    continue
-                key = "Reason:" + record["Reason"] if name == "NewConnections" else name
-                result[key] = result.get(key, 0) + record[name]
-    return result
-
+from emf import assert_extractable, emf_records, totals
 
 @pytest.fixture
 def metrics_module(monkeypatch):
@@ -127,7 +31,9 @@ def test_every_kind_of_record_is_valid_emf(metrics_module):
         pending["reasons"][reason] = [1, [12.5]]
     pending["reasons"]["pool full"] = [150, [float(i) for i in range(100)]]
     records = metrics.records(pending, int(time.time() * 1000))
-    assert len(records) == 7
+    assert len(records) == 8  # one per reason, one for the counters
+    assert [sorted(k for k in r if k[0].isupper()) for r in records][-1] == [
+        "FunctionName", "ReusedAfterProbe", "StaleReuses"]
     for record in records:
         assert_extractable(record)
         assert record["FunctionName"] == "my-function"
@@ -172,8 +78,8 @@ def test_function_writes_stale_reuse_and_reasons(run_function):
     counting one stale reuse and the connections by reason (first use, the retry's, learned idle),
     with FunctionName and a ConnectMs per connection."""
     env = dict(ON, AWS_PYTHON_KEEPALIVE_METRICS="1", AWS_LAMBDA_FUNCTION_NAME="fn-under-test")
-    with DynamoDBShapedServer(stale_after_s=0.5) as stale_server:
-        run = run_function(GAPS_METRICS, env=env, event={"url": stale_server.url, "gaps": [0.8, 0.8]})
+    with DynamoDBShapedServer(stale_after_s=0.4) as stale_server:
+        run = run_function(GAPS_METRICS, env=env, event={"url": stale_server.url, "gaps": [0.6, 1.0]})
     assert run.result == "done", run
     records = emf_records(run.stdout)
     for record in records:
@@ -182,18 +88,6 @@ def test_function_writes_stale_reuse_and_reasons(run_function):
     assert totals(records) == {"Reason:first use": 1, "Reason:peer closed": 1,
                                "Reason:learned idle": 1, "StaleReuses": 1}, run.stdout
     assert all(isinstance(r.get("ConnectMs"), float) for r in records if "Reason" in r), records
-
-
-def test_reused_after_probe_counted(run_function, server):
-    """A connection idle past max idle, kept because keep-alive probes were answered: one
-    ReusedAfterProbe, and no second connection."""
-    env = dict(ON, AWS_PYTHON_KEEPALIVE_METRICS="1", AWS_PYTHON_KEEPALIVE_MAX_IDLE="2",
-               AWS_PYTHON_KEEPALIVE_IDLE="1", AWS_PYTHON_KEEPALIVE_INTERVAL="1")
-    run = run_function(GAPS_METRICS, env=env, event={"url": server.url, "gaps": [3.5]})
-    assert run.result == "done", run
-    records = emf_records(run.stdout)
-    [assert_extractable(record) for record in records]
-    assert totals(records) == {"Reason:first use": 1, "ReusedAfterProbe": 1}, run.stdout
 
 
 def test_namespace_from_the_variable(run_function, server):
@@ -213,3 +107,20 @@ def test_off_by_default_writes_nothing(run_function, server, env):
     run = run_function(source, env=env, event={"url": server.url, "gaps": [0.1]})
     assert run.result is False, run
     assert emf_records(run.stdout) == []
+
+
+def test_forked_child_does_not_write_the_parents_counts(metrics_module, capfd):
+    """Counts pending at fork time are written by the parent only, not again by the child."""
+    import os
+
+    metrics = metrics_module
+    metrics._runtime_hooked = True  # as under the runtime loop: counts wait for the invocation's end
+    metrics.new_connection("first use", 1.0)
+    pid = os.fork()
+    if pid == 0:
+        metrics.flush()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert capfd.readouterr().out == ""
+    metrics.flush()
+    assert totals(emf_records(capfd.readouterr().out)) == {"Reason:first use": 1}

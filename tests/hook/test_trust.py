@@ -7,7 +7,7 @@ import botocore.session
 import pytest
 import trustme
 from botocore.config import Config
-from botocore.exceptions import SSLError
+from botocore.exceptions import ConnectionClosedError, ProxyConnectionError, SSLError
 from botocore.httpsession import URLLib3Session
 import test_matrix
 from conftest import ON
@@ -335,7 +335,9 @@ def test_client_certificates_keep_clients_apart(trust_once, tmp_path):
         with_cert = client(mtls.server.url, mtls.ca_bundle,
                            client_cert=(mtls.client_cert, mtls.client_key))
         with_cert.list_tables()
-        with pytest.raises(Exception):
+        # TLS 1.3: the server's "certificate required" alert arrives on the first read, or the
+        # server's close does.
+        with pytest.raises((SSLError, ConnectionClosedError)):
             without.list_tables()
         with_cert.list_tables()
         assert context_of(with_cert) is not context_of(without)
@@ -445,11 +447,41 @@ def test_https_proxy_with_its_own_ca_bundle(trust_once, loads, tmp_path):
             for _ in range(3):
                 ddb.list_tables()
             assert proxy.tunnels == 3
-            with pytest.raises(Exception):
+            with pytest.raises(ProxyConnectionError) as refused:
                 make(tls.ca_bundle, other.ca_bundle).list_tables()  # the proxy is not trusted
+            assert "CERTIFICATE_VERIFY_FAILED" in str(refused.value.kwargs.get("error"))
             with pytest.raises(SSLError):
                 make(other.ca_bundle, proxy.ca_bundle).list_tables()  # the destination is not
     finally:
         proxy.close()
     assert loads.count(tls.ca_bundle) == 1
     assert loads.count(proxy.ca_bundle) == 2  # botocore's own: once per proxy manager (two clients)
+
+
+def test_contexts_with_other_settings_are_not_shared(trust_once, tmp_path, monkeypatch):
+    """A create_urllib3_context patched to make one client's context stricter (TLS 1.3 only) keeps
+    that client apart from a default one with the same bundle, and a non-SSLContext (a test's
+    mock) is never shared."""
+    import botocore.httpsession
+
+    original = botocore.httpsession.create_urllib3_context
+    with TlsServer(tmp_path, "a") as tls:
+        default = client(tls.server.url, tls.ca_bundle)
+
+        def tls13_only(*args, **kwargs):
+            context = original(*args, **kwargs)
+            context.minimum_version = ssl.TLSVersion.TLSv1_3
+            return context
+
+        monkeypatch.setattr(botocore.httpsession, "create_urllib3_context", tls13_only)
+        strict = client(tls.server.url, tls.ca_bundle)
+        monkeypatch.setattr(botocore.httpsession, "create_urllib3_context", original)
+        default.list_tables()
+        strict.list_tables()
+        assert context_of(strict) is not context_of(default)
+        assert context_of(strict).minimum_version == ssl.TLSVersion.TLSv1_3
+        assert context_of(default).minimum_version != ssl.TLSVersion.TLSv1_3
+        client(tls.server.url, tls.ca_bundle).list_tables()
+    kwargs = {"ssl_context": object(), "cert_file": None, "key_file": None}
+    session = URLLib3Session(verify=tls.ca_bundle)
+    assert trust.shared_context(session, kwargs) is None

@@ -58,3 +58,10 @@ def test_two_quotas_of_one_memory_size_at_once():
         assert first.folder != second.folder
         assert len(_ours()) == 2
     assert _ours() == []
+
+
+def test_describe_names_the_share_or_no_quota():
+    """The header line of make demo / make soak: the share of a memory size, or no quota for 0."""
+    assert cpu_share.describe(128) == ("Memory size 128 MB: each function at 7.2 % of one vCPU "
+                                       "(cgroup CPU quota; 1769 MB = 1 vCPU)")
+    assert "no CPU quota" in cpu_share.describe(0)

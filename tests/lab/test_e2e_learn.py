@@ -1,0 +1,64 @@
+"""End-to-end: the learned idle limit behind a kernel NAT shorter than max idle (lab/measure_learn.py,
+``make measure-learn`` prints the same runs as a table). The built layer in the stand-in (CPython
+3.12, awslambdaric), NAT timeout 3 s, max idle 8 s, nothing leaving the frozen function, gaps of
+4.5 s and one of 1.5 s; reset and silent-drop NATs, and learning switched off as the control. The
+three run side by side, one namespace each."""
+
+import pytest
+
+from e2e import built_layer_fixture, dynamodb_fixture, side_by_side  # noqa: F401
+from lab import measure_learn
+from lab.function_net import FunctionNetwork
+from standin import require_root_namespaces
+
+
+@pytest.fixture(name="learn_networks")
+def learn_networks_fixture(dynamodb):
+    from lab import nat
+    from lab.function_net import create_table
+
+    require_root_namespaces(nat.unavailable_reason())
+    create_table(dynamodb, measure_learn.TABLE)
+    made = []
+
+    def make(mode):
+        net = FunctionNetwork(dynamodb, nat_timeout=measure_learn.NAT_TIMEOUT_S, mode=mode).start()
+        made.append(net)
+        return net
+
+    yield make
+    for net in made:
+        net.stop()
+
+
+def test_first_gap_resets_later_gaps_replaced_short_gap_reused(tmp_path, built_layer, learn_networks):
+    """Reset NAT: gap 1 meets one reset and one retry (one warning, StaleReuses=1 in that
+    invocation's EMF); every later 4.5 s gap: 0 resets, 0 retries, one clean handshake ("learned
+    idle"); the 1.5 s gap reuses. Silent NAT: gap 1 hangs until read_timeout (2 s) and retries,
+    the later long gap does not hang. Learning off: every long gap meets the reset."""
+    task = measure_learn.write_task(tmp_path / "task")
+    reset, drop, off = side_by_side(
+        lambda: measure_learn.run_mode(learn_networks("reset"), built_layer, task, "reset"),
+        lambda: measure_learn.run_mode(learn_networks("drop"), built_layer, task, "drop"),
+        lambda: measure_learn.run_mode(learn_networks("reset"), built_layer, task, "reset", learn=False))
+    measure_learn.print_table(reset + drop + off)
+    assert all(r["ok"] for r in reset + drop + off)
+    assert all(r["gap_s"] > measure_learn.NAT_TIMEOUT_S + 1 for r in reset + drop + off
+               if r["gap_s"] > measure_learn.SHORT_GAP_S + 1)
+
+    for first in (reset[0], drop[0]):
+        assert (first["connection_errors"], first["retries"], first["tcp_connects"]) == (1, 1, 1), first
+        assert first["stale_warnings"] == 1 and first["emf"].get("StaleReuses") == 1, first
+    assert drop[0]["ms"] >= measure_learn.READ_TIMEOUT_S * 1000, drop[0]  # waited out read_timeout
+    assert reset[0]["ms"] < 1000, reset[0]
+
+    for later in (reset[1], reset[2], reset[4], drop[1]):
+        assert (later["connection_errors"], later["retries"], later["tcp_connects"]) == (0, 0, 1), later
+        assert later["reasons"] == ["learned idle"] and later["emf"] == {"learned idle": 1}, later
+        assert later["ms"] < 1000 and later["stale_warnings"] == 0, later
+    for short in (reset[3], drop[2]):
+        assert (short["connection_errors"], short["retries"], short["tcp_connects"]) == (0, 0, 0), short
+        assert short["reasons"] == [] and short["emf"] == {}, short
+
+    long_off = [r for i, r in enumerate(off) if measure_learn.GAPS["reset"][i] == measure_learn.GAP_S]
+    assert all(r["connection_errors"] == 1 and r["retries"] == 1 for r in long_off), off
