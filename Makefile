@@ -263,12 +263,14 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 # build/coldstart.json; coldstart-parts: where the full layer's gap goes.
 # COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
 COLDSTART_MEMORY_MB ?=
+# COLDSTART_RUNS: interleaved rounds per CPython (medians; more on a busy machine).
+COLDSTART_RUNS ?= 15
 .PHONY: coldstart coldstart-parts
 coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
 	  --json $(BUILD_DIR)/coldstart.json \
 	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p))) \
-	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB))
+	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB)) --runs $(COLDSTART_RUNS)
 coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
 	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))

@@ -24,7 +24,9 @@ DynamoDB-shaped endpoint (tests/hook/ddb_server.py, plain HTTP on loopback; ``*_
 time from the start up to the answer).  The client is created with ``endpoint_url`` pointing at it.
 Rounds are interleaved (every variant once per round) so drift on a shared machine hits all alike;
 the first ``--warmup`` rounds are dropped; medians are reported, and beside them the minimum (the
-least disturbed run: on a machine shared with other work the minimum compares code paths best).
+least disturbed run: on a machine shared with other work the minimum compares code paths best) and
+the ratios of the median CPU time of the same span (``*_cpu_ms``, ``time.process_time()`` in the
+child: what the child itself ran, which other processes' load barely moves, unlike wall time).
 
 Read-only: on Lambda /opt and the runtime are read-only, so nothing compiled at import is cached.
 ``--memory-mb N`` runs every child at that Lambda memory size's CPU share (a cgroup CPU quota,
@@ -55,7 +57,7 @@ VARIANTS = ("runtime_copy", "hook_layer", "layer", "layer_on", "layer_no_bytecod
 # (which runs the .pth); the runtime copy is simply on sys.path, as site-packages is.
 CHILD = """
 import time
-started = time.perf_counter()
+started, cpu_started = time.perf_counter(), time.process_time()
 import site, sys
 for folder in reversed(%(path)r):
     sys.path.insert(0, folder)
@@ -63,11 +65,11 @@ if %(layer)r:
     site.addsitedir(%(layer)r)
 import boto3
 client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=%(url)r)
-created = time.perf_counter()
+created, cpu_created = time.perf_counter(), time.process_time()
 client.list_tables()
 answered = time.perf_counter()
 assert boto3.__file__.startswith(%(boto3_root)r), boto3.__file__
-print((created - started) * 1000, (answered - started) * 1000)
+print((created - started) * 1000, (answered - started) * 1000, (cpu_created - cpu_started) * 1000)
 """
 
 
@@ -157,8 +159,8 @@ def measure(python, minor, variant, root, url, extra_env, memory_mb=None):
         completed = cpu_share.run(command, memory_mb, capture_output=True, text=True, env=env, timeout=600)
     if completed.returncode != 0:
         raise SystemExit("coldstart: %s %s failed:\n%s" % (minor, variant, completed.stderr))
-    client_ms, call_ms = completed.stdout.split()
-    return float(client_ms), float(call_ms)
+    client_ms, call_ms, cpu_ms = completed.stdout.split()
+    return float(client_ms), float(call_ms), float(cpu_ms)
 
 
 def sdk_versions(root, minor):
@@ -189,9 +191,11 @@ def run(args, pythons, root, extra_env, mode):
                 row[variant + "_ms"] = round(statistics.median(v[0] for v in values), 1)
                 row[variant + "_min_ms"] = round(min(v[0] for v in values), 1)
                 row[variant + "_call_ms"] = round(statistics.median(v[1] for v in values), 1)
+                row[variant + "_cpu_ms"] = round(statistics.median(v[2] for v in values), 1)
             for variant in ("hook_layer", "layer"):
                 row[variant + "_over_runtime"] = round(row[variant + "_ms"] / row["runtime_copy_ms"], 2)
                 row[variant + "_over_runtime_min"] = round(row[variant + "_min_ms"] / row["runtime_copy_min_ms"], 2)
+                row[variant + "_over_runtime_cpu"] = round(row[variant + "_cpu_ms"] / row["runtime_copy_cpu_ms"], 2)
             rows.append(row)
             print_row(row, header=len(rows) == 1)
     after = count_pyc(root)
@@ -203,14 +207,16 @@ def run(args, pythons, root, extra_env, mode):
 def print_row(row, header):
     if header:
         print("import boto3 + first DynamoDB client, ms: median [minimum]; then + first call to a local endpoint")
-        print("%-7s %-9s %14s %14s %14s %14s %16s %11s %11s | %s" % (
+        print("%-7s %-9s %14s %14s %14s %14s %16s %18s %18s | %s" % (
             "CPython", "runtime", "runtime copy", "hook layer on", "layer (off)", "layer on", "layer no .pyc",
-            "hook/rt", "layer/rt", "first call: runtime copy, hook layer, layer, layer on, no .pyc"))
+            "hook/rt [min] cpu", "layer/rt [min] cpu",
+            "first call: runtime copy, hook layer, layer, layer on, no .pyc"))
     cells = ["%5.0f [%5.0f]" % (row[v + "_ms"], row[v + "_min_ms"]) for v in VARIANTS]
+    ratios = ["%4.2f [%4.2f] %4.2f" % (row[v + "_over_runtime"], row[v + "_over_runtime_min"],
+                                       row[v + "_over_runtime_cpu"]) for v in ("hook_layer", "layer")]
     calls = ", ".join("%.0f" % row[v + "_call_ms"] for v in VARIANTS)
-    print("%-7s %-9s %14s %14s %14s %14s %16s %4.2f [%4.2f] %4.2f [%4.2f] | %s" % (
-        row["python"], row["runtime_botocore"], *cells, row["hook_layer_over_runtime"],
-        row["hook_layer_over_runtime_min"], row["layer_over_runtime"], row["layer_over_runtime_min"], calls))
+    print("%-7s %-9s %14s %14s %14s %14s %16s %18s %18s | %s" % (
+        row["python"], row["runtime_botocore"], *cells, *ratios, calls))
 
 
 def parse_pythons(values):
