@@ -255,6 +255,7 @@ def _before_use(pool, conn, opened_before, max_idle_s):
     with _checked_out_lock:
         others_checked_out = getattr(pool, "_aws_keepalive_checked_out", 0)
         pool._aws_keepalive_checked_out = others_checked_out + 1
+    conn._aws_keepalive_reused_idle_s = None  # set below only if this checkout reuses it
     if getattr(conn, "_aws_keepalive_idle_since", None) is None:
         # Never went back to the pool, so urllib3 made it just now: the pool's first, or one
         # beside connections that other threads hold, or the replacement of one discarded after

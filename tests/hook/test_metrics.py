@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import ON
+from conftest import ON, python_with_layer
 from ddb_server import DynamoDBShapedServer
 from emf import assert_extractable, emf_records, totals
 
@@ -109,18 +109,26 @@ def test_off_by_default_writes_nothing(run_function, server, env):
     assert emf_records(run.stdout) == []
 
 
-def test_forked_child_does_not_write_the_parents_counts(metrics_module, capfd):
-    """Counts pending at fork time are written by the parent only, not again by the child."""
-    import os
+def test_forked_child_does_not_write_the_parents_counts():
+    """Counts pending at fork time are written by the parent only, not again by the child (a fresh,
+    single-threaded interpreter forks: the child flushes, exits; then the parent flushes)."""
+    script = """
+import os
+from aws_keepalive import metrics, settings
 
-    metrics = metrics_module
-    metrics._runtime_hooked = True  # as under the runtime loop: counts wait for the invocation's end
-    metrics.new_connection("first use", 1.0)
-    pid = os.fork()
-    if pid == 0:
-        metrics.flush()
-        os._exit(0)
-    os.waitpid(pid, 0)
-    assert capfd.readouterr().out == ""
+metrics.configure(settings.Settings(metrics=True), {})
+metrics._runtime_hooked = True  # as under the runtime loop: counts wait for the invocation's end
+metrics.new_connection("first use", 1.0)
+pid = os.fork()
+if pid == 0:
     metrics.flush()
-    assert totals(emf_records(capfd.readouterr().out)) == {"Reason:first use": 1}
+    os._exit(0)
+os.waitpid(pid, 0)
+print("parent flushes")
+metrics.flush()
+"""
+    run = python_with_layer(script)
+    assert run.returncode == 0, run.stderr
+    before, after = run.stdout.split("parent flushes")
+    assert emf_records(before) == []
+    assert totals(emf_records(after)) == {"Reason:first use": 1}, run.stdout
