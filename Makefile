@@ -235,7 +235,7 @@ lint: $(TOOLS_PY) $(SAM)
 	PATH=$(SAM_PATH) $(SAM) validate --lint
 
 .PHONY: deploy
-# make deploy [EXAMPLE=1]: the layer alone, or with the example function and its table.
+# make deploy [EXAMPLE=1]: the two layers (full and hook-only), or with the example function and its table.
 deploy: $(SAM)
 	PATH=$(SAM_PATH) $(SAM) build
 	PATH=$(SAM_PATH) $(SAM) deploy $(if $(filter 1,$(EXAMPLE)),--parameter-overrides DeployExample=true)
