@@ -85,11 +85,20 @@ $(UV): tools/uv.txt
 	touch $@
 
 # One test venv per CPython minor: pytest + the layer's pinned boto3/botocore.
-$(VENV)/test-%/bin/python: tests/requirements.txt layer/requirements.txt | $(UV)
+$(VENV)/test-%/.installed: tests/requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/test-$*
 	$(UV) venv -q --python $(call need_python,$*) $(VENV)/test-$*
-	$(UV) pip install -q --python $@ --require-hashes -r tests/requirements.txt -r layer/requirements.txt
+	$(UV) pip install -q --python $(VENV)/test-$*/bin/python --require-hashes -r tests/requirements.txt \
+	  -r layer/requirements.txt
 	touch $@
+
+# A venv's bin/python is a symlink to the interpreter it was made from, and make reads the time of
+# a symlink's target: touching bin/python would touch that shared interpreter, and a venv rebuilt
+# later would hide a changed lock from every other venv made from the same interpreter. So each
+# venv's recipe touches its own .installed stamp, and bin/python just follows it.
+$(VENV)/%/bin/python: $(VENV)/%/.installed ;
+# Made through a pattern chain, the stamps would count as intermediate files and be deleted.
+.PRECIOUS: $(VENV)/test-%/.installed $(VENV)/%/.installed
 
 # botocore matrix: each version in its own folder, one per interpreter (a stand-in /var/task copy).
 BOTOCORE_DIRS := $(filter-out $(VENV)/botocore/3.13/1.27.83/.done $(VENV)/botocore/3.14/1.27.83/.done,\
@@ -188,18 +197,18 @@ SAM := $(VENV)/sam/bin/sam
 TOOLS_PY := $(VENV)/tools/bin/python
 
 # Tool venvs, each from its own hash-pinned lock (SAM CLI pins its own boto3, so it lives alone).
-$(VENV)/tools/bin/python: tools/ruff.txt layer/requirements.txt | $(UV)
+$(VENV)/tools/.installed: tools/ruff.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/tools
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/tools
-	$(UV) pip install -q --python $@ --require-hashes -r tools/ruff.txt -r layer/requirements.txt
+	$(UV) pip install -q --python $(TOOLS_PY) --require-hashes -r tools/ruff.txt -r layer/requirements.txt
 	touch $@
 
 # SAM CLI, moto; also twine (publish-wheel) and pypiserver (the publish test's local index).
-$(VENV)/sam/bin/python $(VENV)/moto/bin/python $(VENV)/wheel-tools/bin/python $(VENV)/pypiserver/bin/python: \
-  $(VENV)/%/bin/python: tools/%.txt | $(UV)
+$(VENV)/sam/.installed $(VENV)/moto/.installed $(VENV)/wheel-tools/.installed $(VENV)/pypiserver/.installed: \
+  $(VENV)/%/.installed: tools/%.txt | $(UV)
 	rm -rf $(VENV)/$*
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*
-	$(UV) pip install -q --python $@ --require-hashes -r tools/$*.txt
+	$(UV) pip install -q --python $(VENV)/$*/bin/python --require-hashes -r tools/$*.txt
 	touch $@
 
 # make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
@@ -235,7 +244,7 @@ lint: $(TOOLS_PY) $(SAM)
 	PATH=$(SAM_PATH) $(SAM) validate --lint
 
 .PHONY: deploy
-# make deploy [EXAMPLE=1]: the layer alone, or with the example function and its table.
+# make deploy [EXAMPLE=1]: the two layers (full and hook-only), or with the example function and its table.
 deploy: $(SAM)
 	PATH=$(SAM_PATH) $(SAM) build
 	PATH=$(SAM_PATH) $(SAM) deploy $(if $(filter 1,$(EXAMPLE)),--parameter-overrides DeployExample=true)
@@ -375,10 +384,10 @@ DEMO_PY := $(VENV)/demo/bin/python
 # (a cgroup quota, 1769 MB = 1 vCPU) and AWS_LAMBDA_FUNCTION_MEMORY_SIZE. 128: the console's default;
 # 0: no quota (the machine's full CPU, as the lab ran before issue 14).
 MEMORY_MB ?= 128
-$(DEMO_PY): lab/demo-requirements.txt layer/requirements.txt | $(UV)
+$(VENV)/demo/.installed: lab/demo-requirements.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/demo
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/demo
-	$(UV) pip install -q --python $@ --require-hashes -r lab/demo-requirements.txt -r layer/requirements.txt
+	$(UV) pip install -q --python $(DEMO_PY) --require-hashes -r lab/demo-requirements.txt -r layer/requirements.txt
 	touch $@
 
 .PHONY: demo lock-demo
@@ -442,10 +451,10 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # first use). The throughput bench runs on .venv/bench: lab/bench-requirements.txt (the same
 # clients plus trustme for the TLS front). test-lab needs both (the line after lock-async).
 BENCH_PY := $(VENV)/bench/bin/python
-$(BENCH_PY): lab/bench-requirements.txt | $(UV)
+$(VENV)/bench/.installed: lab/bench-requirements.txt | $(UV)
 	rm -rf $(VENV)/bench
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/bench
-	$(UV) pip install -q --python $@ --require-hashes -r lab/bench-requirements.txt
+	$(UV) pip install -q --python $(BENCH_PY) --require-hashes -r lab/bench-requirements.txt
 	touch $@
 
 # Client patterns of async functions: new connections per invocation and p50 (prints a table; root).
