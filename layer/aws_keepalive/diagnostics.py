@@ -34,11 +34,12 @@ def debug(message, **fields):
 
 
 def report_once(key, message, **fields):
-    """Write a warning line the first time ``key`` is reported in this process."""
+    """Write a warning line the first time ``key`` is reported in this process; True if written."""
     if key in _reported:
-        return
+        return False
     _reported.add(key)
     _emit("WARN", message, fields)
+    return True
 
 
 def _emit(level, message, fields):

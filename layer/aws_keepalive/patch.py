@@ -405,11 +405,8 @@ def stale_reuse(settings, host, port, idle_s, error, family):
         )
         fields = dict(host=host, port=port, idle_s=round(idle_s, 3), error=kind,
                       learned_idle_s=None if learned_s is None else round(learned_s, 3))
-        key = "stale reuse " + str(host)
-        if key in diagnostics._reported:
+        if not diagnostics.report_once("stale reuse " + str(host), message, **fields):
             diagnostics.debug(message, **fields)  # the warning went out once; details each time
-        else:
-            diagnostics.report_once(key, message, **fields)
     except Exception as failure:
         diagnostics.report_once("stale reuse", "stale reuse bookkeeping failed: %r" % (failure,))
 
