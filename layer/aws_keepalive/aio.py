@@ -329,10 +329,10 @@ def _patch_connector(connector, socket_options, max_idle_s):
         protocol = await original_create(req, *args, **kwargs)
         try:
             _set_socket_options(protocol, state.socket_options)
+            connect_ms = (time.perf_counter() - started) * 1000.0
             if metrics.enabled:
-                metrics.new_connection(reason, (time.perf_counter() - started) * 1000.0)
+                metrics.new_connection(reason, connect_ms)
             if diagnostics.debug_enabled:
-                connect_ms = (time.perf_counter() - started) * 1000.0
                 host, port = getattr(key, "host", "?"), getattr(key, "port", "?")
                 handshake = "TCP + TLS" if getattr(key, "is_ssl", False) else "TCP"
                 diagnostics.debug(

@@ -416,10 +416,10 @@ def _make_connect(handshake, original):
         reason = getattr(self, "_aws_keepalive_reason", None) or "first use"
         started = time.perf_counter()
         result = original(self, *args, **kwargs)
+        connect_ms = (time.perf_counter() - started) * 1000.0
         if metrics.enabled:
-            metrics.new_connection(reason, (time.perf_counter() - started) * 1000.0)
+            metrics.new_connection(reason, connect_ms)
         if diagnostics.debug_enabled:
-            connect_ms = (time.perf_counter() - started) * 1000.0
             diagnostics.debug(
                 "new connection to %s:%s (%s) in %.1f ms (%s)"
                 % (self.host, self.port, reason, connect_ms, handshake),
