@@ -364,6 +364,10 @@ test-build: $(LAB_RUNTIME_VENVS)
 lock-lab: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
 	  -o lab/runtime-requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements-ric40.in \
+	  -o lab/runtime-requirements-ric40.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/otel-requirements.in \
+	  -o lab/otel-requirements.txt
 	$(MAKE) --no-print-directory lock-runtime-sdk
 
 # lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 at that version with what it pins and the newest of what
@@ -373,8 +377,6 @@ lock-lab: | $(UV)
 lock-runtime-sdk: | $(UV)
 	echo "boto3==$(RUNTIME_BOTO3)" | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
 	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
-	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/otel-requirements.in \
-	  -o lab/otel-requirements.txt
 
 # make demo: the README's main command (~2 min, needs root for the NAT namespaces). Not part of
 # `make test`. Its venv holds matplotlib + trustme (lab/demo-requirements.txt, constrained by the
