@@ -4,7 +4,7 @@ from a real socket of the runtime-kind botocore in the stand-in, with nothing of
 import pytest
 
 from lab.function_net import AWS_SWITCH_ENV, aws_switch_missing
-from lab.lambda_env import LambdaFunction, keepalive_timers
+from lab.lambda_env import LambdaFunction, keepalive_timers, timer_seconds
 from lab.runtime_prefix import DEFAULT_RUNTIME_BOTO3, runtime_botocore
 from standin import endpoint_fixture, write_task  # noqa: F401
 
@@ -32,13 +32,6 @@ HANDLER = """
 """
 
 
-def _timer_s(text):
-    """ss's '119min' / '1min14sec' / '59sec' -> seconds."""
-    import re
-
-    return sum(int(n) * {"min": 60, "sec": 1, "ms": 0.001}[u] for n, u in re.findall(r"(\d+)(min|sec|ms)", text))
-
-
 def _run(tmp_path, endpoint, env):
     task = write_task(tmp_path / "task", fn=HANDLER)
     with LambdaFunction(task, "fn.handler", env=dict(env, AWS_ENDPOINT_URL_DYNAMODB=endpoint.url)) as fn:
@@ -58,7 +51,7 @@ def test_aws_switch_sets_so_keepalive_with_the_kernels_two_hour_timer(tmp_path, 
     result, timers = _run(tmp_path, endpoint, AWS_SWITCH_ENV)
     assert result["keepalive"] == []
     assert result["options"] == [[1, 7200, 75, 9]], result
-    assert len(timers) == 1 and timers[0] is not None and _timer_s(timers[0]) > 7000, timers
+    assert len(timers) == 1 and timers[0] is not None and timer_seconds(timers[0]) > 7000, timers
 
 
 def test_without_the_switch_no_keepalive(tmp_path, endpoint):
