@@ -550,21 +550,6 @@ class LambdaFunction:
             records[0].stderr = [line.text for line in lines if line.stream == "stderr"]
         return records
 
-    def worker_pids(self) -> list:
-        """Processes of the function's process group other than the runtime's main process (its
-        workers; with forkserver also the fork server and multiprocessing's resource tracker)."""
-        pids = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) != self.proc.pid:
-                try:
-                    stat = Path("/proc/%s/stat" % entry).read_text()
-                except OSError:
-                    continue
-                fields = stat.rsplit(")", 1)[1].split()
-                if int(fields[2]) == self.proc.pid:  # process group id == the runtime's pid
-                    pids.append(int(entry))
-        return sorted(pids)
-
     def _read_events(self) -> dict:
         """New lab_observe events since the last call, grouped by request id (None = init)."""
         if not self.observe:
