@@ -131,15 +131,14 @@ def main(argv=None):
             # Interleaved: batches of BATCH rounds, the three configurations in turn, so that a
             # shared machine's load changes reach all three alike.
             results = {label: {m: {"ms": [], "activated": True} for m in METHODS} for label, _ in CONFIGS}
-            for batch in range(max(1, args.rounds // BATCH)):
+            for _ in range(max(1, args.rounds // BATCH)):
                 for label, env_extra in CONFIGS:
                     opt = empty if env_extra is None else layer
                     got = run_parent(python, opt, env_extra or {}, BATCH,
                                      os.path.join(workdir, minor + label.replace(" ", "-")))
                     for method in METHODS:
                         results[label][method]["ms"] += got[method]["ms"]
-                        results[label][method]["activated"] = (got[method]["activated"] if batch == 0
-                                                               else results[label][method]["activated"]
+                        results[label][method]["activated"] = (results[label][method]["activated"]
                                                                and got[method]["activated"])
             for method in METHODS:
                 row = {"python": minor, "method": method,
