@@ -45,6 +45,7 @@ from lab.driver import percentile, sleep_until
 from lab.dynamodb import DynamoDBLocal
 from lab.function_net import (DEFAULTS, NAT_TIMEOUT_S, FunctionNetwork, create_table, keepalive_env,
                               scaled_timers)
+from lab.demo import call_ms as put_ms  # the lmi function returns put_ms only
 from lab.lambda_env import extract_layer, runtime_python, settled_keepalive_timers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,13 +83,6 @@ class Run:
     fds: dict = field(default_factory=dict)  # worker pid -> (open file descriptors, of which sockets)
     error: Optional[BaseException] = None
     fn: object = None
-
-
-def put_ms(record) -> Optional[float]:
-    if not record.ok or not isinstance(record.result, dict):
-        return None
-    value = record.result.get("put_ms")
-    return float(value) if isinstance(value, (int, float)) else None
 
 
 def worker_of(record) -> Optional[int]:
@@ -221,9 +215,9 @@ def parse_args(argv):
     return args
 
 
-def run_all(args, ddb) -> list:
-    """Every configuration x NAT mode side by side, in threads, start times staggered."""
-    timers = scaled_timers(args.nat_timeout)
+def run_all(args, ddb, timers) -> list:
+    """Every configuration x NAT mode side by side, in threads, start times staggered; ``timers``:
+    the layer's scaled timer variables."""
     runs = [Run(c, m) for m in args.modes for c in CONFIGS]
     stop = threading.Event()
     networks: list = []
@@ -282,7 +276,7 @@ def main(argv=None) -> int:
         print("Running %d environments side by side (%s x NAT %s) ..."
               % (len(CONFIGS) * len(args.modes), "/".join(c.name for c in CONFIGS), "/".join(args.modes)),
               flush=True)
-        runs = run_all(args, ddb)
+        runs = run_all(args, ddb, timers)
     failed = [r for r in runs if r.error is not None]
     for r in failed:
         print("%s / %s failed: %r" % (r.config.name, r.mode, r.error), file=sys.stderr)

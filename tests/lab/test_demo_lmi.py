@@ -12,12 +12,12 @@ from standin import LAYER_ZIP, require_root_namespaces
 @pytest.fixture(scope="module", name="table_rows")
 def table_rows_fixture(dynamodb):
     from lab import demo_lmi, nat
-    from lab.function_net import create_table
+    from lab.function_net import create_table, scaled_timers
 
     require_root_namespaces(nat.unavailable_reason())
     create_table(dynamodb, demo_lmi.TABLE)
     args = demo_lmi.parse_args(["--zip", LAYER_ZIP, "--rounds", "1", "--workers", "4", "--busy", "2"])
-    runs = demo_lmi.run_all(args, dynamodb)
+    runs = demo_lmi.run_all(args, dynamodb, scaled_timers(args.nat_timeout))
     assert [r.error for r in runs] == [None] * len(runs)
     rows = demo_lmi.rows(runs, args)
     print("\n" + demo_lmi.markdown(rows))
