@@ -38,21 +38,25 @@ def _run(stderr_is_tty):
                                 stderr=slave, close_fds=True)
         os.close(slave)
         err = b""
-        while True:
-            ready, _, _ = select.select([master], [], [], 10)
-            if not ready:
-                break
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not chunk:
-                break
-            err += chunk
-        os.close(master)
-        out = proc.stdout.read()
-        proc.stdout.close()
-        assert proc.wait(10) == 0
+        try:
+            while True:
+                ready, _, _ = select.select([master], [], [], 10)
+                if not ready:
+                    break
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the child closed its end
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            out, _ = proc.communicate(timeout=10)
+            assert proc.returncode == 0
+        finally:
+            os.close(master)
+            if proc.poll() is None:  # a hung child is stopped, not left behind
+                proc.kill()
+                proc.wait()
         return out.decode(), err.decode()
     done = subprocess.run([sys.executable, "-c", CHILD, str(REPO)], capture_output=True, text=True,
                           timeout=30, check=True)
