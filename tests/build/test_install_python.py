@@ -115,7 +115,13 @@ def test_parallel_installs_unpack_once(tmp_path):
     """ % (os.path.dirname(install_python.__file__), MINOR, str(tmp_path), NO_UV))
     runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True) for _ in range(2)]
-    outputs = [run.communicate(timeout=300) for run in runs]
+    try:
+        outputs = [run.communicate(timeout=300) for run in runs]
+    finally:
+        for run in runs:  # stopped on a timeout too: they hold the lock and write into tmp_path
+            if run.poll() is None:
+                run.kill()
+                run.wait()
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert outputs[0][0] == outputs[1][0] == os.path.join(str(tmp_path), MINOR, "bin", "python" + MINOR) + "\n"
     assert sum(err.count("unpacking") for _, err in outputs) == 1
