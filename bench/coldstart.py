@@ -151,12 +151,10 @@ def measure(python, minor, variant, root, url, extra_env, memory_mb=None):
     env = child_env(switch, extra_env)
     code = CHILD % {"path": path, "layer": layer, "url": url, "boto3_root": boto3_root}
     command = [python, "-s", "-c", code]
-    if memory_mb is None:
-        completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-    else:
-        from lab import cpu_share
+    from lab import cpu_share
 
-        completed = cpu_share.run(command, memory_mb, capture_output=True, text=True, env=env, timeout=600)
+    completed = cpu_share.run(command, memory_mb, capture_output=True, text=True, env=env,
+                              timeout=120 if memory_mb is None else 600)
     if completed.returncode != 0:
         raise SystemExit("coldstart: %s %s failed:\n%s" % (minor, variant, completed.stderr))
     client_ms, call_ms, cpu_ms = completed.stdout.split()

@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -92,13 +91,10 @@ def run_configuration(ddb, name, worker_name, layer_on, networked, args):
             command += ["--layer", LAYER]
         memory_mb = None if worker_name == "raw" else args.memory_mb
         env = worker_env(ddb, layer_on, args.concurrency, memory_mb)
-        if memory_mb is None:
-            proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=WORKER_TIMEOUT)
-        else:
-            from lab import cpu_share
+        from lab import cpu_share
 
-            proc = cpu_share.run(command, memory_mb, env=env, capture_output=True, text=True,
-                                 timeout=WORKER_TIMEOUT)
+        proc = cpu_share.run(command, memory_mb, env=env, capture_output=True, text=True,
+                             timeout=WORKER_TIMEOUT)
         if proc.returncode != 0:
             raise RuntimeError("%s failed (%d):\n%s" % (name, proc.returncode, proc.stderr[-3000:]))
         out = json.loads(proc.stdout.strip().splitlines()[-1])

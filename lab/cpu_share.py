@@ -89,11 +89,14 @@ class Quota:
 
 
 def run(command, memory_mb, **kwargs):
-    """subprocess.run(command) inside a fresh cgroup throttled to ``memory_mb``'s CPU share.
+    """subprocess.run(command) inside a fresh cgroup throttled to ``memory_mb``'s CPU share (0 or
+    None: no quota, a plain subprocess.run, as ``describe`` says).
 
     The child joins the cgroup itself between fork and exec, so none of its work runs unthrottled;
     the cgroup is removed afterwards, also on error.
     """
+    if not memory_mb:
+        return subprocess.run(command, **kwargs)
     with Quota(memory_mb) as quota:
         return subprocess.run(command, preexec_fn=quota.join, **kwargs)
 
