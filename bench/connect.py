@@ -75,7 +75,7 @@ print(json.dumps({"first_call_s": answered - start, "import_s": imported - start
 
 def main():
     import botocore.httpsession
-    from lab import cpu_share
+    from lab import cpu_share, trust_store
     import trustme
     from ddb_server import DynamoDBShapedServer
     from rows import write_rows
@@ -86,11 +86,9 @@ def main():
     folder = tempfile.mkdtemp(prefix="bench-connect-")
     one_cert = os.path.join(folder, "one.pem")
     authority.cert_pem.write_to_path(one_cert)
-    sdk_bundle = botocore.httpsession.get_cert_path(True)
-    full = os.path.join(folder, "full.pem")
-    with open(full, "wb") as out, open(sdk_bundle, "rb") as sdk:
-        out.write(sdk.read() + b"\n" + authority.cert_pem.bytes())
-    certificates = open(full).read().count("BEGIN CERTIFICATE")
+    sdk_bundle = botocore.httpsession.get_cert_path(True)  # named in the header
+    full = trust_store.sdk_bundle_with(one_cert)  # the SDK's bundle + this CA, as the lab's functions get
+    certificates = trust_store.certificates(full)
     rows = []
     with DynamoDBShapedServer(tls_context=context, close_after_response=True) as server:
         for memory_mb in MEMORY_MB:
