@@ -104,7 +104,7 @@ def dynamodb_fixture():
 
 @pytest.fixture(name="networks")
 def networks_fixture(dynamodb):
-    """``networks(mode, n)``: n FunctionNetworks (NAT timeout NAT_TIMEOUT s), deleted after the test.
+    """``networks(mode, n, nat_timeout=NAT_TIMEOUT)``: n FunctionNetworks, deleted after the test.
     Skipped with the reason printed when no namespace can be made here; in CI (CI=true) a failure."""
     from lab import nat
     from lab.function_net import FunctionNetwork
@@ -112,8 +112,8 @@ def networks_fixture(dynamodb):
     require_root_namespaces(nat.unavailable_reason())
     made = []
 
-    def make(mode, n):
-        nets = [FunctionNetwork(dynamodb, nat_timeout=NAT_TIMEOUT, mode=mode) for _ in range(n)]
+    def make(mode, n, nat_timeout=NAT_TIMEOUT):
+        nets = [FunctionNetwork(dynamodb, nat_timeout=nat_timeout, mode=mode) for _ in range(n)]
         for net in nets:
             made.append(net.start())
         return nets

@@ -4,43 +4,25 @@
 4.5 s and one of 1.5 s; reset and silent-drop NATs, and learning switched off as the control. The
 three run side by side, one namespace each."""
 
-import pytest
-
-from e2e import built_layer_fixture, dynamodb_fixture, side_by_side  # noqa: F401
+from e2e import built_layer_fixture, dynamodb_fixture, networks_fixture, side_by_side  # noqa: F401
 from lab import measure_learn
-from lab.function_net import FunctionNetwork
-from standin import require_root_namespaces
+from lab.function_net import create_table
 
 
-@pytest.fixture(name="learn_networks")
-def learn_networks_fixture(dynamodb):
-    from lab import nat
-    from lab.function_net import create_table
-
-    require_root_namespaces(nat.unavailable_reason())
-    create_table(dynamodb, measure_learn.TABLE)
-    made = []
-
-    def make(mode):
-        net = FunctionNetwork(dynamodb, nat_timeout=measure_learn.NAT_TIMEOUT_S, mode=mode).start()
-        made.append(net)
-        return net
-
-    yield make
-    for net in made:
-        net.stop()
-
-
-def test_first_gap_resets_later_gaps_replaced_short_gap_reused(tmp_path, built_layer, learn_networks):
+def test_first_gap_resets_later_gaps_replaced_short_gap_reused(tmp_path, built_layer, dynamodb, networks):
     """Reset NAT: gap 1 meets one reset and one retry (one warning, StaleReuses=1 in that
     invocation's EMF); every later 4.5 s gap: 0 resets, 0 retries, one clean handshake ("learned
     idle"); the 1.5 s gap reuses. Silent NAT: gap 1 hangs until read_timeout (2 s) and retries,
     the later long gap does not hang. Learning off: every long gap meets the reset."""
+    def network(mode):
+        return networks(mode, 1, measure_learn.NAT_TIMEOUT_S)[0]
+
+    create_table(dynamodb, measure_learn.TABLE)
     task = measure_learn.write_task(tmp_path / "task")
     reset, drop, off = side_by_side(
-        lambda: measure_learn.run_mode(learn_networks("reset"), built_layer, task, "reset"),
-        lambda: measure_learn.run_mode(learn_networks("drop"), built_layer, task, "drop"),
-        lambda: measure_learn.run_mode(learn_networks("reset"), built_layer, task, "reset", learn=False))
+        lambda: measure_learn.run_mode(network("reset"), built_layer, task, "reset"),
+        lambda: measure_learn.run_mode(network("drop"), built_layer, task, "drop"),
+        lambda: measure_learn.run_mode(network("reset"), built_layer, task, "reset", learn=False))
     measure_learn.print_table(reset + drop + off)
     assert all(r["ok"] for r in reset + drop + off)
     assert all(r["gap_s"] > measure_learn.NAT_TIMEOUT_S + 1 for r in reset + drop + off
