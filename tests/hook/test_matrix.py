@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import LAYER, ON
+from conftest import LAYER, ON, stale_warnings
 
 BOTOCORE_DIRS = os.environ.get("AWS_KEEPALIVE_BOTOCORE_DIRS", "")
 OLD_PYTHON = os.environ.get("AWS_KEEPALIVE_OLD_PYTHON", "")
@@ -183,7 +183,7 @@ STALE_HANDLER = """
 def _check_stale(run, version):
     assert run.returncode == 0, run
     assert run.result == {"version": version, "retries": [1, 0, 0]}, run
-    stale = [line for line in run.layer_lines if "stale pooled connection" in line]
+    stale = stale_warnings(run)
     assert len(stale) == 1 and "learned idle" in stale[0], run.stderr
 
 
