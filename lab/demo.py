@@ -196,8 +196,9 @@ def main(argv=None) -> int:
     configs = CONFIGS + ([NO_PACKETS] if args.no_packets else [])
     botocore = runtime_botocore(args.python)
     not_run = {}
-    if aws_switch_missing(botocore):
-        not_run[AWS_SWITCH.label] = aws_switch_missing(botocore)
+    missing = aws_switch_missing(botocore)
+    if missing:
+        not_run[AWS_SWITCH.label] = missing
         configs.remove(AWS_SWITCH)
     print("Lab: DynamoDB Local over TLS, RTT %.1f ms (Netem), NAT in reset mode, CPython %s stand-in"
           % (args.rtt_ms, args.python))
