@@ -51,8 +51,9 @@ SOURCES = {
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
 PLOTS = {"demo": ("demo.png",)}
 
-MARKER = re.compile(r"<!-- rendered from (?P<sources>[^>]*?) by make docs \(view (?P<view>[\w-]+)\) -->\n"
-                    r"(?P<body>.*?)<!-- end -->", re.S)
+# At the start of a line (an indented example, as in docs/numbers.md, is not a block).
+MARKER = re.compile(r"^<!-- rendered from (?P<sources>[^>]*?) by make docs \(view (?P<view>[\w-]+)\) -->\n"
+                    r"(?P<body>.*?)^<!-- end -->", re.S | re.M)
 
 
 # --- data ---------------------------------------------------------------------------------------
@@ -245,6 +246,7 @@ def view_headline(data):
 # A lab experiment's view lives beside its report.
 VIEWS = {
     "demo": ("lab.demo_report:view", ["demo"]),
+    "demo-ten": ("lab.demo_report:view_ten", ["demo"]),
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
@@ -284,8 +286,7 @@ def render_text(text, data_dir=DATA, link_prefix="data/"):
         data = {name: load(name, data_dir) for name in names}
         sources = ", ".join("docs/data/%s.json" % name for name in names)
         measured = [provenance(name, data[name], link_prefix) for name in names]
-        footer = "Measured " + measured[0] + "." if len(measured) == 1 else \
-            "Measured:\n\n" + "\n".join("* " + line for line in measured)
+        footer = "Measured " + "; ".join(measured) + "."
         return "<!-- rendered from %s by make docs (view %s) -->\n%s\n\n%s\n<!-- end -->" % (
             sources, view, function(data).rstrip("\n"), footer)
     return MARKER.sub(block, text)
@@ -297,7 +298,7 @@ def render_all(repo=REPO, data_dir=DATA):
     for path in documents(repo):
         with open(path) as handle:
             text = handle.read()
-        prefix = "data/" if os.path.dirname(path).endswith("docs") else "docs/data/"
+        prefix = "data/" if os.path.dirname(path) == os.path.join(repo, "docs") else "docs/data/"
         rendered = render_text(text, data_dir, prefix)
         if rendered != text:
             changed[path] = rendered
