@@ -313,33 +313,33 @@ lock-wheel: | $(UV)
 # --- lab and demo (issue 4) ---------------------------------------------------------------------
 # (targets: lab, demo, test-lab)
 
-# What the lab needs besides Python: nftables + conntrack for the kernel NAT (lab/nat.py; apt only
-# when a command is missing), and DynamoDB Local's jars fetched by mvn into .cache/ (lab/dynamodb.py;
+# What the lab needs besides Python: nftables + conntrack for the kernel NAT (lab/net/nat.py; apt only
+# when a command is missing), and DynamoDB Local's jars fetched by mvn into .cache/ (lab/services/dynamodb.py;
 # a no-op once fetched). test-lab depends on it; the line below adds it to test-lab's prerequisites.
 .PHONY: lab-deps
 lab-deps:
 	@command -v nft >/dev/null && command -v conntrack >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables conntrack >/dev/null; }
-	@PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.dynamodb fetch >/dev/null
+	@PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.services.dynamodb fetch >/dev/null
 test-lab: lab-deps
 
 # The measured keep-alive / NAT timeout relations (prints a table; ~3 min, needs root).
 .PHONY: measure-keepalive
 measure-keepalive: lab-deps $(VENV)/test-3.12/bin/python
-	$(VENV)/test-3.12/bin/python -m lab.measure_keepalive
+	$(VENV)/test-3.12/bin/python -m lab.experiments.measure_keepalive.run
 
 # What stale-reuse detection and the learned limit add to a request on a reused connection.
 .PHONY: bench-reuse
 bench-reuse: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/reuse.py
 
-# The learned idle limit end to end (lab/measure_learn.py): NAT 3 s < max idle 8 s, nothing leaving the
+# The learned idle limit end to end (lab/experiments/measure_learn/run.py): NAT 3 s < max idle 8 s, nothing leaving the
 # frozen function, reset and silent NATs and learning off; prints the table, writes build/measure-learn.json.
 .PHONY: measure-learn
 measure-learn: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(LAYER_ZIP)
-	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python -m lab.measure_learn --layer $(LAYER_ZIP)
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python -m lab.experiments.measure_learn.run --layer $(LAYER_ZIP)
 
-# Lambda stand-in runtimes (lab/runtime_prefix.py): one plain CPython prefix per minor (user site
+# Lambda stand-in runtimes (lab/standin/runtime_prefix.py): one plain CPython prefix per minor (user site
 # on, as on the managed runtime; a venv would turn it off) holding awslambdaric and the bundled-kind
 # boto3 from lab/runtime-requirements.txt. Made on first use too; this target makes them up front.
 # RUNTIME_BOTO3: the bundled-kind boto3 version (lab/runtime-sdk/<v>.txt; default: the newest
@@ -349,8 +349,8 @@ measure-learn: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lo
 RUNTIME_BOTO3 ?= 1.42.97
 export AWS_KEEPALIVE_RUNTIME_BOTO3 := $(RUNTIME_BOTO3)
 LAB_RUNTIME_VENVS := $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/runtime_prefix.py FORCE | $(UV)
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.runtime_prefix $*
+$(VENV)/lambda-%/.lab-lock-sha256: lab/runtime-requirements.txt lab/standin/runtime_prefix.py FORCE | $(UV)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m lab.standin.runtime_prefix $*
 # Always asked (a no-op when current): the stamp names the boto3 version, which no file date shows;
 # a version without a lock stops there with the command that writes it.
 .PHONY: FORCE
@@ -396,7 +396,7 @@ $(VENV)/demo/.installed: lab/demo-requirements.txt layer/requirements.txt | $(UV
 # The stand-in runs CPython 3.12 (found or installed, like every minor).
 DEMO_MINOR := 3.12
 demo: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-$(DEMO_MINOR)/.lab-lock-sha256
-	$(DEMO_PY) -m lab.demo --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR) \
+	$(DEMO_PY) -m lab.experiments.demo.run --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo.png --python $(DEMO_MINOR) \
 	  --memory-mb $(MEMORY_MB)
 
 lock-demo: | $(UV)
@@ -415,27 +415,27 @@ bench-children:
 # AWS_LAMBDA_MAX_CONCURRENCY=4 never-frozen awslambdaric workers, some idle past the NAT timeout while
 # others work, NAT in reset and silent mode, no layer / layer off / on. Prints the table, writes
 # build/demo-lmi.json and build/demo-lmi.png. Its one-round version runs in make test
-# (tests/lab/test_demo_lmi.py). LMI_VARIANT=ric40: awslambdaric 4.0.x instead of 4.2.x.
+# (tests/lab/experiments/test_demo_lmi.py). LMI_VARIANT=ric40: awslambdaric 4.0.x instead of 4.2.x.
 LMI_MINOR ?= 3.13
 LMI_VARIANT ?=
 .PHONY: demo-lmi
 demo-lmi: $(LAYER_ZIP) lab-deps $(DEMO_PY)
-	$(DEMO_PY) -m lab.demo_lmi --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo-lmi.png --json $(BUILD_DIR)/demo-lmi.json \
+	$(DEMO_PY) -m lab.experiments.demo.lmi --zip $(LAYER_ZIP) --png $(BUILD_DIR)/demo-lmi.png --json $(BUILD_DIR)/demo-lmi.json \
 	  --python $(LMI_MINOR) $(if $(LMI_VARIANT),--variant $(LMI_VARIANT))
 
 # make soak [DURATION=300] [SEED=n]: the fault soak (issue 10; ~DURATION + 1 min, needs root): no
 # layer / layer on / layer on with no packet leaving the frozen env, random gaps, NAT reset/drop,
 # TLS front and DynamoDB Local restarts, 1-64 puts over 1-32 threads. Prints the table, writes
 # build/soak.json, build/soak-raw.json and build/soak.png. Not part of `make test` (its 60 s
-# version is: tests/lab/test_soak.py).
+# version is: tests/lab/experiments/test_soak.py).
 # AIO=1 adds the aiobotocore variant (two more configurations; the function's task folder is the
-# async example's, lab/async-requirements.txt installed by lab/async_patterns.py on first use).
+# async example's, lab/async-requirements.txt installed by lab/experiments/async_patterns/run.py on first use).
 DURATION ?= 300
 SEED ?=
 AIO ?= 0
 .PHONY: soak
 soak: $(LAYER_ZIP) lab-deps $(DEMO_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
-	$(DEMO_PY) -m lab.soak --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
+	$(DEMO_PY) -m lab.experiments.soak.run --zip $(LAYER_ZIP) --duration $(DURATION) $(if $(SEED),--seed $(SEED)) \
 	  --memory-mb $(MEMORY_MB) \
 	  --json $(BUILD_DIR)/soak.json --raw $(BUILD_DIR)/soak-raw.json --png $(BUILD_DIR)/soak.png \
 	  $(if $(filter 1,$(AIO)),--aio)
@@ -449,7 +449,7 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # --- async clients and throughput (issue 8, parts 3-4) ------------------------------------------
 # (targets: measure-async, bench-throughput, lock-async)
 # lab/async-requirements.txt pins the newest aiobotocore with the botocore it pins and a matching
-# boto3. The stand-in functions bundle it in their task folder (lab/async_patterns.py makes it on
+# boto3. The stand-in functions bundle it in their task folder (lab/experiments/async_patterns/run.py makes it on
 # first use). The throughput bench runs on .venv/bench: lab/bench-requirements.txt (the same
 # clients plus trustme for the TLS front). test-lab needs both (the line after lock-async).
 BENCH_PY := $(VENV)/bench/bin/python
@@ -462,7 +462,7 @@ $(VENV)/bench/.installed: lab/bench-requirements.txt | $(UV)
 # Client patterns of async functions: new connections per invocation and p50 (prints a table; root).
 .PHONY: measure-async
 measure-async: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256
-	$(VENV)/test-3.12/bin/python -m lab.async_patterns
+	$(VENV)/test-3.12/bin/python -m lab.experiments.async_patterns.run
 
 # Sequential / threads / aiobotocore PutItem throughput against DynamoDB Local over TLS behind Netem;
 # writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY; the client
@@ -500,7 +500,7 @@ $(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tool
 
 # The libraries a function runs beside the layer (tests/compat/requirements.txt: X-Ray SDK,
 # Powertools, ddtrace, datadog-lambda, sentry-sdk) with the layer's boto3/botocore, installed as a
-# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/lambda_env.py,
+# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/standin/lambda_env.py,
 # awslambdaric) serves. One interpreter, 3.12: the libraries' behaviour beside the layer does not
 # depend on the minor (the hook itself is tested on every minor by test-hook), 3.12 is the one
 # every library ships wheels for, and test-lab already makes its runtime prefix.

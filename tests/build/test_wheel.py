@@ -26,8 +26,8 @@ from conftest import REPO, env
 sys.path.insert(0, REPO)
 import build_wheel  # noqa: E402
 import layer_info  # noqa: E402
-from lab.lambda_env import LambdaFunction  # noqa: E402
-from lab.runtime_prefix import base_python  # noqa: E402
+from lab.standin.lambda_env import LambdaFunction  # noqa: E402
+from lab.standin.runtime_prefix import base_python  # noqa: E402
 
 KEEPALIVE_PROBE = os.path.join(REPO, "tests", "hook", "task", "keepalive_probe.py")
 UV = os.path.join(REPO, ".venv", "uv", "bin", "uv")
