@@ -171,13 +171,10 @@ def upward(edges: dict[Path, set[Path]], repo: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("tree", [
-    # Known cycles, each being removed by its own change; strict: the mark must go when it is gone.
+    # A known cycle, being removed by its own change; strict: the mark must go when it is gone.
     pytest.param("layer", marks=pytest.mark.xfail(
         strict=True, reason="aws_keepalive.metrics -> patch -> trust -> patch (patch._wrap), issue 23")),
-    "lab", "bench",
-    pytest.param("tools", marks=pytest.mark.xfail(
-        strict=True, reason="tools/find_python.py <-> tools/install_python.py, issue 23")),
-])
+    "lab", "bench", "tools"])
 def test_no_import_cycle(tree):
     """No two files of the tree need each other, directly or around a loop, imports in functions included."""
     found = [[str(p.relative_to(REPO)) for p in c] for c in cycles(graph(REPO))
