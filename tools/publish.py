@@ -337,7 +337,7 @@ def main(argv=None):
     for region in regions:
         state, detail = outcome[region]
         if state == "done":
-            for name, status, arn in detail:
+            for _layer, status, arn in detail:
                 counts[status] = counts.get(status, 0) + 1
                 print("%-9s %s" % (status, arn))
         else:

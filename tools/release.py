@@ -38,6 +38,7 @@ import repro_zip  # noqa: E402
 import sbom  # noqa: E402
 
 SUMS = "SHA256SUMS"
+LAYERS_JSON = "layers.json"  # written by tools/publish.py; not part of the release's files
 PINNED_ROOT = os.path.join(".venv", "python-pinned")
 
 
@@ -62,7 +63,7 @@ def pinned_interpreters(root, mvn="mvn"):
         try:
             python, origin = install_python.ensure_pinned(minor, root, mvn=mvn)
         except RuntimeError as error:
-            raise SystemExit("release: no pinned CPython %s: %s" % (minor, error))
+            raise SystemExit("release: no pinned CPython %s: %s" % (minor, error)) from error
         coordinates = install_python.maven_coordinates(minor)
         return {"minor": minor, "python": python, "version": install_python.MAVEN_BUILDS[minor].split("-")[0],
                 "coordinates": coordinates, "sha256": install_python.maven_pins()[coordinates], "origin": origin}
@@ -79,9 +80,15 @@ def write_sums(out_dir, names):
 
 
 def release(uv, requirements, hook_dir, out_dir, interpreters):
-    """Build everything into ``out_dir`` (emptied first); returns {file name: sha256}."""
+    """Build everything into ``out_dir`` (emptied first, but for the ARNs publish.py recorded in
+    layers.json); returns {file name: sha256}."""
+    arns = os.path.join(out_dir, LAYERS_JSON)
+    kept = open(arns, "rb").read() if os.path.isfile(arns) else None
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
+    if kept is not None:
+        with open(arns, "wb") as out:
+            out.write(kept)
     version = build_wheel.source_version(hook_dir)
     wheel = build_wheel.build(hook_dir, out_dir)
     wheel_sha256 = repro_zip.sha256_of(wheel)
