@@ -114,6 +114,21 @@ def hook_layer(tmp_path_factory):
     return make_layer(str(tmp_path_factory.mktemp("hook")), flavor="hook")
 
 
+def make_release(build_dir):
+    """Run `make release` into ``build_dir``/release; returns that folder."""
+    completed = subprocess.run(["make", "--no-print-directory", "-C", REPO, "release", "BUILD_DIR=%s" % build_dir],
+                               capture_output=True, text=True, env=env())
+    if completed.returncode != 0:
+        raise AssertionError("make release failed:\n%s%s" % (completed.stdout, completed.stderr))
+    return os.path.join(build_dir, "release")
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory):
+    """build/release/ made once by `make release` (both zips, the wheel, SBOMs, SHA256SUMS)."""
+    return make_release(str(tmp_path_factory.mktemp("release")))
+
+
 @pytest.fixture(scope="session")
 def opt(layer, tmp_path_factory):
     """The full layer extracted, standing in for /opt."""
