@@ -86,7 +86,7 @@ AIO_CONFIGURATIONS = [
     Configuration("no-layer-aio", layer=False, no_packets=False, workload="aio"),
     Configuration("layer-on-aio", layer=True, no_packets=False, workload="aio"),
 ]
-# workload -> handler; the task folder is lab/soak_task, or the aio task folder for "aio".
+# workload -> handler; the task folder is task/ beside this file, or the aio task folder for "aio".
 WORKLOADS = {"threads": "soak_threads.handler", "aio": "soak_aio.handler"}
 
 
