@@ -245,8 +245,8 @@ def view_headline(data):
 # view name -> (function, or "module:function" imported when used, the docs/data files it reads).
 # A lab experiment's view lives beside its report.
 VIEWS = {
-    "demo": ("lab.demo_report:view", ["demo"]),
-    "demo-ten": ("lab.demo_report:view_ten", ["demo"]),
+    "demo": ("lab.experiments.demo.report:view", ["demo"]),
+    "demo-ten": ("lab.experiments.demo.report:view_ten", ["demo"]),
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
