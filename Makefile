@@ -52,7 +52,7 @@ help:
 	@echo "  other    lint (ruff, sam validate --lint)  clean (build outputs and venvs)"
 
 .PHONY: lint
-lint: $(TOOLS_PY) $(SAM)
+lint: $(TOOLS_PY) $(SAM) actionlint
 	$(VENV)/tools/bin/ruff check .
 	PATH=$(SAM_PATH) $(SAM) validate --lint
 
