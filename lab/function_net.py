@@ -200,3 +200,29 @@ def run_gaps(fn: LambdaFunction, network: FunctionNetwork, event: Any, gaps_s: S
         last_end = time.monotonic()
     return records
 
+
+def run_side_by_side(runs: Sequence[Any], make_network, target, name) -> None:
+    """Give each run its own network (``make_network(run)``, a started FunctionNetwork), then run
+    ``target(run, network, i, stop)`` for each in its own thread (``name(run)`` names it) and wait
+    for all; ``stop`` (a threading.Event) is set when they end or on Ctrl-C. Then every ``run.fn``
+    still set is stopped, and every network, whatever happened."""
+    stop = threading.Event()
+    networks: list = []
+    try:
+        for run in runs:
+            networks.append(make_network(run))
+        threads = []
+        for i, (run, network) in enumerate(zip(runs, networks)):
+            t = threading.Thread(target=target, name=name(run), args=(run, network, i, stop), daemon=True)
+            t.start()
+            threads.append(t)
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    finally:
+        stop.set()
+        for run in runs:
+            if getattr(run, "fn", None) is not None:
+                run.fn.stop()
+        for network in networks:
+            network.stop()

@@ -1,0 +1,1 @@
+"""Stand-ins for AWS services the lab's functions talk to."""
