@@ -74,7 +74,12 @@ def ensure_jars(cache: Path | None = None, *, timeout: float = FETCH_TIMEOUT, qu
     tmp = cache / "lib.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
-    cmd = ["mvn", "-B", "-f", str(POM), "dependency:copy-dependencies", f"-DoutputDirectory={tmp}"]
+    # The local repository named as tools/install_python.py names it ($MAVEN_REPOSITORY, else
+    # $HOME/.m2/repository; see its maven_repository): mvn's default follows Java's user.home, the
+    # passwd entry's home, which may be another folder than $HOME or not writable at all.
+    repository = os.environ.get("MAVEN_REPOSITORY") or str(Path.home() / ".m2" / "repository")
+    cmd = ["mvn", "-B", f"-Dmaven.repo.local={repository}", "-f", str(POM), "dependency:copy-dependencies",
+           f"-DoutputDirectory={tmp}"]
     if quiet:
         cmd.insert(1, "-q")
     proc = subprocess.run(cmd, capture_output=quiet, text=True, timeout=timeout)
