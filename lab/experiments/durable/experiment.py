@@ -82,7 +82,7 @@ def task_folder(deps: Path, dest: Path) -> Path:
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     for entry in deps.iterdir():
-        if entry.name not in ("bin", "__pycache__"):
+        if entry.name not in ("bin", "__pycache__") and not entry.name.startswith("."):
             (dest / entry.name).symlink_to(entry)
     shutil.copy(FUNCTION / "app.py", dest / "app.py")
     return dest
