@@ -157,17 +157,6 @@ def _interrupt_on_signals() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-def prepare(goal: str) -> bool:
-    """What every lab demo does first: Ctrl-C and SIGTERM end it cleanly; False (said on stderr,
-    naming the make goal) where no NAT namespace can be made here."""
-    _interrupt_on_signals()
-    reason = nat.unavailable_reason()
-    if reason:
-        print("make %s needs network namespaces: %s" % (goal, reason), file=sys.stderr)
-        return False
-    return True
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--zip", default=str(REPO / "build" / "layer.zip"), help="the built layer")
@@ -196,7 +185,10 @@ def main(argv=None) -> int:
     from lab.demo_report import print_tables
 
     args = parse_args(argv)
-    if not prepare("demo"):
+    _interrupt_on_signals()
+    reason = nat.unavailable_reason()
+    if reason:
+        print("make demo needs network namespaces: " + reason, file=sys.stderr)
         return 1
     runtime_python(args.python)
     timers = scaled_timers(args.nat_timeout)

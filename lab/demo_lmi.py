@@ -40,10 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from lab import nat
 from lab.driver import percentile, sleep_until
 from lab.dynamodb import DynamoDBLocal
 from lab.function_net import (DEFAULTS, NAT_TIMEOUT_S, FunctionNetwork, create_table, keepalive_env,
-                              run_side_by_side, scaled_timers)
+                              scaled_timers)
 from lab.demo import call_ms as put_ms  # the lmi function returns put_ms only
 from lab.lambda_env import extract_layer, runtime_python, settled_keepalive_timers
 
@@ -218,22 +219,42 @@ def run_all(args, ddb, timers) -> list:
     """Every configuration x NAT mode side by side, in threads, start times staggered; ``timers``:
     the layer's scaled timer variables."""
     runs = [Run(c, m) for m in args.modes for c in CONFIGS]
-    opt = extract_layer(args.zip, REPO / "build" / "demo-lmi" / "opt")
-    run_side_by_side(runs,
-                     lambda run: FunctionNetwork(ddb, nat_timeout=args.nat_timeout, mode=run.mode,
-                                                 rtt=args.rtt_ms / 1000.0).start(),
-                     lambda run, network, i, stop: run_one(run, network, opt, timers, args, i / len(runs), stop),
-                     lambda run: "lmi-%s-%s" % (run.config.name, run.mode))
+    stop = threading.Event()
+    networks: list = []
+    threads = []
+    try:
+        opt = extract_layer(args.zip, REPO / "build" / "demo-lmi" / "opt")
+        for run in runs:
+            networks.append(FunctionNetwork(ddb, nat_timeout=args.nat_timeout, mode=run.mode,
+                                            rtt=args.rtt_ms / 1000.0).start())
+        for i, (run, network) in enumerate(zip(runs, networks)):
+            t = threading.Thread(target=run_one, name="lmi-%s-%s" % (run.config.name, run.mode),
+                                 args=(run, network, opt, timers, args, i / len(runs), stop), daemon=True)
+            t.start()
+            threads.append(t)
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    finally:
+        stop.set()
+        for run in runs:
+            if run.fn is not None:
+                run.fn.stop()
+        for network in networks:
+            network.stop()
     return runs
 
 
 def main(argv=None) -> int:
     from bench.rows import write_rows
-    from lab.demo import prepare, warm_jvm
+    from lab.demo import _interrupt_on_signals, warm_jvm
     from lab.demo_lmi_plot import plot
 
     args = parse_args(argv)
-    if not prepare("demo-lmi"):
+    _interrupt_on_signals()
+    reason = nat.unavailable_reason()
+    if reason:
+        print("make demo-lmi needs network namespaces: " + reason, file=sys.stderr)
         return 1
     runtime_python(args.python, args.variant)
     timers = scaled_timers(args.nat_timeout)

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from lab import nat
 from lab.experiments.durable import experiment, report
 from lab.function_net import DEFAULTS, NAT_TIMEOUT_S, scaled_timers
 
@@ -73,13 +74,16 @@ def run(args, service) -> tuple:
 
 def main(argv=None) -> int:
     from bench.rows import write_rows
-    from lab.demo import prepare
+    from lab.demo import _interrupt_on_signals
     from lab.experiments.durable.plot import plot
     from lab.lambda_env import runtime_python
     from lab.services.durable import DurableService
 
     args = parse_args(argv)
-    if not prepare("demo-durable"):
+    _interrupt_on_signals()
+    reason = nat.unavailable_reason()
+    if reason:
+        print("make demo-durable needs network namespaces: " + reason, file=sys.stderr)
         return 1
     for minor in args.pythons:
         runtime_python(minor)
