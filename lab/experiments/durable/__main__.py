@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     plot(table_rows, Path(args.png))
     print("Plot: %s" % args.png)
     print("Total %.0f s" % (time.monotonic() - started))
-    return 1 if any(r["error"] for r in table_rows) else 0
+    return 1 if any(r["error"] or r["failed"] for r in table_rows) else 0
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def task_folder(deps: Path, dest: Path) -> Path:
                            "(it installs %s there)" % (deps, "lab/experiments/durable/function-requirements.txt"))
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
-    for entry in deps.iterdir():
+    for entry in deps.resolve().iterdir():
         if entry.name not in ("bin", "__pycache__") and not entry.name.startswith("."):
             (dest / entry.name).symlink_to(entry)
     shutil.copy(FUNCTION / "app.py", dest / "app.py")
@@ -195,8 +195,10 @@ def resume(record, previous) -> dict:
     reqs = requests(record.events)
     failed = [(t, s) for r in reqs for t, bad, s in r["attempts"] if bad]
     steady = [r["ms"] for r in reqs[1:] if r["ms"] is not None and len(r["attempts"]) == 1]
+    ended = previous.timings.completed_ns
     return {
-        "gap_s": (record.timings.queued_ns - previous.timings.completed_ns) / 1e9,
+        "gap_s": None if ended is None else (record.timings.queued_ns - ended) / 1e9,
+        "outcome": record.outcome.kind, "duration_ms": record.duration_ms,
         "first_ms": reqs[0]["ms"] if reqs else None,
         "steady_ms": statistics.median(steady) if steady else None,
         "resets": sum(1 for _, s in failed if s < HANG_S),

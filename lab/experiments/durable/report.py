@@ -48,7 +48,8 @@ def rows(runs, sdk: str) -> list:
             + (0 if run.execution.get("Status") == "SUCCEEDED" else 1),
             "execution_status": run.execution.get("Status"),
             "error": None if run.error is None else repr(run.error),
-            "gap_s_min": min((m["gap_s"] for m in measured), default=None),
+            "gap_s_min": min((m["gap_s"] for m in measured if m["gap_s"] is not None), default=None),
+            "outcomes": [r.outcome.kind for r in run.records],
             "checkpoint_threads": sorted({t for m in measured for t in m["threads"]}),
             "client": {k: found.get(k) for k in ("read_timeout", "connect_timeout", "user_agent_extra",
                                                  "tcp_keepalive", "sockets")},
@@ -69,3 +70,13 @@ def markdown(table_rows) -> str:
                        "%s/%s, %s" % (r["client"]["read_timeout"], r["client"]["connect_timeout"],
                                       _socket_keepalive(r["client"])))
                       for r in table_rows], header=HEADER, first_number=3)
+
+
+def view(data) -> str:
+    """docs/durable.md's table, rendered from the JSON (docs/data/demo-durable.json) by make docs."""
+    run = data["demo-durable"]
+    return ("aws-durable-execution-sdk-python %s bundled, %s, RTT %.1f ms, NAT timeout %d s, waits of %d s, "
+            "%d waits per execution:\n\n"
+            % (run["sdk_version"], "%d MB" % run["memory_mb"] if run["memory_mb"] else "full CPU",
+               run["rtt_ms"], run["nat_timeout_s"], run["wait_s"], run["rounds"])
+            + markdown(run["rows"]))
