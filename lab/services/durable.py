@@ -14,7 +14,7 @@ client, ``AWS_ENDPOINT_URL_LAMBDA`` where set. The lab runs both sides with real
   at ``--lambda-endpoint`` (``sam local start-lambda``'s port by default). ``--no-skip-time``: a
   wait lasts its real seconds, so the function sits idle (frozen) through it.
 * ``InvokeEndpoint`` is that Lambda endpoint: ``POST /2015-03-31/functions/{name}/invocations``
-  handed to a callable per function name (the lab's ``LambdaFunction.invoke``, which thaws the
+  handed to a callable per function name (the stand-in's ``LambdaFunction.invoke``, which thaws the
   environment, runs one invocation through the Runtime API and freezes it again), answered as
   Lambda answers (``X-Amz-Function-Error`` on a handler error).
 
@@ -25,14 +25,14 @@ keep-alive, and a pooled connection that outlives a wait is the whole question. 
 HTTP/1.1 to the function, keeps its connections open with no idle timeout of its own (what ends
 them is the lab's NAT), and forwards each request on a new connection to the runner. It also
 records the ``User-Agent`` of every checkpoint request (the SDK's ``user_agent_extra`` must still
-be there with the layer on). The lab's ``TLSFront`` goes in front of it, so the function talks
+be there with the layer on). ``lab.net.tls_front.TLSFront`` goes in front of it, so the function talks
 HTTPS and a new connection costs what it costs on Lambda (TCP + TLS handshake + trust store).
 
     function (NAT namespace) -> Netem (RTT) -> TLSFront -> KeepAliveFront -> dex-local-runner
     dex-local-runner -> InvokeEndpoint -> LambdaFunction.invoke (Runtime API, thaw/freeze)
 
 ``DurableService`` starts the runner (a subprocess of the given interpreter's venv, stopped by
-pid), the fronts and the Invoke endpoint, and offers what ``lab.function_net.FunctionNetwork``
+pid), the fronts and the Invoke endpoint, and offers what ``lab.standin.function_net.FunctionNetwork``
 needs from a service (``tls_address``, ``add_hostnames``, ``ca_bundle_path``), so each function
 gets its own NAT namespace and Netem in front of the one service, as with DynamoDB Local.
 """
@@ -278,7 +278,7 @@ class DurableService:
                 "--invocation-timeout", str(self.invocation_timeout)]
 
     def start(self) -> "DurableService":
-        from lab.tls_front import TLSFront
+        from lab.net.tls_front import TLSFront
 
         try:
             self.invoke = InvokeEndpoint()

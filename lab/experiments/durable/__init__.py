@@ -14,14 +14,14 @@ The pieces, each someone else's module:
 
 * the function: ``function/app.py`` with the SDK and its boto3 from PyPI, hash-pinned
   (``function-requirements.txt``), bundled in the task folder as ``sam build`` does, run by the
-  Lambda stand-in (lab.lambda_env) on CPython 3.13 / 3.14, frozen between invocations;
+  Lambda stand-in (lab.standin.lambda_env) on CPython 3.13 / 3.14, frozen between invocations;
 * the durable service: AWS's local runner (``dex-local-runner``, ``runner-requirements.txt``)
   behind an HTTP/1.1 keep-alive front and the lab's TLS front, invoking the function through a
   Lambda Invoke endpoint (lab.services.durable);
-* per environment its own network (lab.function_net): the kernel NAT (lab.nat) in reset or silent
+* per environment its own network (lab.standin.function_net): the kernel NAT (lab.net.nat) in reset or silent
   mode, its idle timeout scaled down from 350 s, and a Netem hop adding the RTT.
 
 Modules: ``experiment`` (configurations, the run, what each resume measured), ``report`` (the table
-and build/demo-durable.json), ``plot`` (build/demo-durable.png); ``python -m lab.experiments.durable``
-is ``make demo-durable``.
+and build/demo-durable.json), ``plot`` (build/demo-durable.png), ``run`` (``make demo-durable``:
+``python -m lab.experiments.durable.run``).
 """

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from lab.demo import Config
-from lab.function_net import AWS_SWITCH_ENV, FunctionNetwork, keepalive_env, run_side_by_side
-from lab.lambda_env import extract_layer
+from lab.experiments.demo.shared import Config, side_by_side
+from lab.standin.function_net import AWS_SWITCH_ENV, FunctionNetwork, keepalive_env
+from lab.standin.lambda_env import extract_layer
 from lab.services.durable import invoke_function
 
 REPO = Path(__file__).resolve().parents[3]
@@ -40,7 +40,7 @@ HANG_S = 2.0  # a failed attempt this long waited for a read timeout (a reset fa
 SDK_READ_TIMEOUT_S = 50  # LambdaClient.initialize_client's read_timeout (not scaled: the SDK's own)
 
 
-# lab.demo's configurations; ``no_packets``: nothing leaves the frozen environment during a wait.
+# The demos' Config (lab.experiments.demo.shared); ``no_packets``: nothing leaves the frozen environment during a wait.
 CONFIGS = {c.name: c for c in [
     Config("none", "no layer", layer=False, on=False),
     Config("aws", "no layer, BOTOCORE_TCP_KEEPALIVE=true", layer=False, on=False, env=AWS_SWITCH_ENV),
@@ -99,18 +99,19 @@ def sdk_version(deps: Path) -> str:
 def function_env(service, network: FunctionNetwork, config: Config, timers: dict) -> dict:
     """The function's variables: the SDK's client finds the service through AWS_ENDPOINT_URL_LAMBDA
     (Netem's address seen from inside the namespace) and trusts the lab CA in a real-size bundle."""
-    from lab.trust_store import sdk_bundle_with
+    from lab.standin.trust_store import sdk_bundle_with
 
     return {"AWS_ENDPOINT_URL_LAMBDA": network.endpoint_url,
             "AWS_CA_BUNDLE": sdk_bundle_with(service.ca_bundle_path),
             **keepalive_env(on=config.on, **timers, debug=False), **config.env}
 
 
-def run_one(run: Run, service, network: FunctionNetwork, task: Path, opt: Optional[Path], timers: dict,
-            args, offset: float, stop: threading.Event) -> None:
-    """Start the environment, register it with the Invoke endpoint, start the execution, wait for
-    it to finish. In ``no_packets`` mode the namespace's veth drops everything between invocations."""
-    from lab.lambda_env import LambdaFunction
+def run_one(run: Run, network: FunctionNetwork, offset: float, stop: threading.Event, service, task: Path,
+            opt: Optional[Path], timers: dict, args) -> None:
+    """Start the environment, register it with the Invoke endpoint, start the execution (after
+    ``offset`` of the wait: the executions' schedules interleave), wait for it to finish. In
+    ``no_packets`` mode the namespace's veth drops everything between invocations."""
+    from lab.standin.lambda_env import LambdaFunction
 
     name = "lab-%s-%s-%s" % (run.python.replace(".", ""), run.config.name, run.mode)
     try:
@@ -132,7 +133,7 @@ def run_one(run: Run, service, network: FunctionNetwork, task: Path, opt: Option
                         network.nat.freeze()
 
             service.invoke.register(name, invoke)
-            time.sleep(offset)
+            time.sleep(offset * args.wait)
             if stop.is_set():
                 return
             arn = service.start_execution(name, {"rounds": args.rounds, "wait_s": args.wait})
@@ -147,17 +148,23 @@ def run_one(run: Run, service, network: FunctionNetwork, task: Path, opt: Option
 
 
 def run_all(args, service, timers: dict, deps: Path, workdir: Path) -> list:
-    """Every CPython minor x configuration x NAT mode side by side, in threads, starts staggered over
-    the wait so that their invocations interleave rather than collide on this 2-core machine."""
+    """Every CPython minor x configuration x NAT mode side by side, in threads (demo's side_by_side),
+    starts staggered over the wait so that their invocations interleave rather than collide on this
+    2-core machine."""
     runs = [Run(p, CONFIGS[c], m) for p in args.pythons for m in args.modes for c in args.configs]
     task = task_folder(deps, workdir / "task")
     opt = extract_layer(args.zip, workdir / "opt") if any(r.config.layer for r in runs) else None
-    run_side_by_side(runs,
-                     lambda run: FunctionNetwork(service, nat_timeout=args.nat_timeout, mode=run.mode,
-                                                 rtt=args.rtt_ms / 1000.0).start(),
-                     lambda run, network, i, stop: run_one(run, service, network, task, opt, timers, args,
-                                                           i * args.wait / len(runs), stop),
-                     lambda run: "durable-" + run.key)
+    networks: list = []
+    try:
+        for run in runs:
+            networks.append(FunctionNetwork(service, nat_timeout=args.nat_timeout, mode=run.mode,
+                                            rtt=args.rtt_ms / 1000.0).start())
+    except BaseException:
+        for network in networks:
+            network.stop()
+        raise
+    side_by_side(runs, networks, run_one, lambda run: "durable-" + run.key,
+                 extra=(service, task, opt, timers, args))
     return runs
 
 

@@ -10,8 +10,8 @@ of its pooled socket as the kernel reports it), so a reader sees that the SDK's 
 
 from __future__ import annotations
 
-from lab.demo_report import markdown as _markdown
-from lab.driver import percentile
+from lab.experiments.demo.report import markdown as _markdown
+from lab.standin.driver import percentile
 from lab.experiments.durable.experiment import resumes, settings
 
 HEADER = ("python", "configuration", "NAT", "resumes", "first ckpt p50 ms", "steady p50 ms", "ratio",
