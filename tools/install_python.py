@@ -5,7 +5,7 @@
 
 ``.venv/python/<minor>/`` (``INSTALL_ROOT``) is the fourth place find_python looks, after pyenv,
 ``python3.X`` on PATH and uv's own folder, so an interpreter installed here is found by every
-later make run, the lab's stand-in (lab/runtime_prefix.py) and the tests.  Two sources, in order:
+later make run, the lab's stand-in (lab/standin/runtime_prefix.py) and the tests.  Two sources, in order:
 
 1. ``uv python install`` (python-build-standalone builds, downloaded from GitHub): a user's
    machine with internet.  uv is the repo's ``.venv/uv/bin/uv`` or one on PATH.  The build lands

@@ -2,7 +2,7 @@
 the Makefile installed (paths passed in by `make test-build`), and a clean environment.
 
 Nothing here touches real AWS: publishing goes to a local moto server, functions run under the
-runtime stand-in (lab/runtime/invoke_once.py)."""
+runtime stand-in (lab/standin/runtime/invoke_once.py)."""
 
 import contextlib
 import functools
@@ -18,7 +18,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools"))
-STANDIN = os.path.join(REPO, "lab", "runtime", "invoke_once.py")
+STANDIN = os.path.join(REPO, "lab", "standin", "runtime", "invoke_once.py")
 
 # The machine exports AWS_CA_BUNDLE and friends: children get only this, plus what a test adds.
 BASE_ENV = {
