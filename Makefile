@@ -45,15 +45,15 @@ help:
 	@echo "Work on it (what each does and its knobs: the comment above its rule in mk/<area>.mk):"
 	@echo "  python   interpreters (CPython $(NEEDED_MINORS): found or installed, one line each)"
 	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat"
-	@echo "  lab      demo demo-lmi soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
+	@echo "  lab      demo demo-lmi demo-durable soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
 	@echo "  bench    bench bench-aio bench-connect bench-reuse bench-children bench-throughput coldstart coldstart-parts"
 	@echo "  docs     render the measured tables in README and docs/ from the benchmarks' JSON (docs/numbers.md)"
 	@echo "  release  regions bench-publish"
-	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-lab lock-runtime-sdk lock-wheel"
+	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-durable lock-lab lock-runtime-sdk lock-wheel"
 	@echo "  other    lint (ruff, sam validate --lint)  clean (build outputs and venvs)"
 
 .PHONY: lint
-lint: $(TOOLS_PY) $(SAM)
+lint: $(TOOLS_PY) $(SAM) actionlint
 	$(VENV)/tools/bin/ruff check .
 	PATH=$(SAM_PATH) $(SAM) validate --lint
 

@@ -69,3 +69,15 @@ publish-wheel: wheel $(WHEEL_TOOLS_PY)
 # the venv's rule: mk/python.mk).
 test-build: $(SBOM_PY)
 test-build: export AWS_KEEPALIVE_SBOM_PYTHON := $(CURDIR)/$(SBOM_PY)
+
+# actionlint checks .github/workflows/*.yml (make lint runs it; tests/build/test_workflow.py too). Installed
+# with go install from the Go module proxy at a pinned version (its go.sum checked by the module mirror).
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(VENV)/go/actionlint-$(ACTIONLINT_VERSION)/actionlint
+$(ACTIONLINT):
+	GOBIN=$(CURDIR)/$(dir $@) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+.PHONY: actionlint
+actionlint: $(ACTIONLINT)
+	$(ACTIONLINT) -no-color
+test-build: $(ACTIONLINT)
+test-build: export AWS_KEEPALIVE_ACTIONLINT := $(CURDIR)/$(ACTIONLINT)

@@ -52,6 +52,8 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # What the lab needs besides Python (lab-deps, mk/lab.mk) and the throughput bench's venv.
 test-lab: lab-deps
 test-lab: $(BENCH_PY)
+# The durable-function test's runner venv and function packages (mk/lab.mk, demo-durable).
+test-lab: $(DURABLE_PY) $(DURABLE_TASK)/.installed
 
 # --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
 # botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore
