@@ -254,6 +254,7 @@ class Proxy:
         import select
         import socket
 
+        upstream = None
         try:
             client_sock = self.context.wrap_socket(raw, server_side=True) if self.context else raw
             head = b""
@@ -274,7 +275,8 @@ class Proxy:
             else:
                 self.forwarded += 1
                 upstream.sendall(head)
-            # One thread both ways: an SSLSocket must not be read and written from two threads.
+            # One thread both ways: an SSLSocket must not be read and written from two threads, and
+            # bytes it has already decrypted (pending) would not wake select.
             while True:
                 pending = getattr(client_sock, "pending", lambda: 0)()
                 ready = [client_sock] if pending else select.select([client_sock, upstream], [], [], 10)[0]
@@ -293,7 +295,9 @@ class Proxy:
         except (OSError, ssl.SSLError):
             pass
         finally:
-            raw.close()
+            for sock in (raw, upstream):
+                if sock is not None:
+                    sock.close()
 
     def close(self):
         self.listener.close()
