@@ -43,9 +43,11 @@ keeps the context botocore made for it, exactly stock's granularity, and the kno
 directory makes a per-client context as cheap as a shared one was; an unknown bundle costs one
 parse per client (stock: one per connection).
 
-A bundle file rewritten while a client lives: each send stats the file (one ``os.stat``); a new
-identity is recognised (or loaded) afresh, added to what the context already trusts -- as stock's
-next connection would add the new file's CAs to its context's store. What the layer remembers
+A bundle file rewritten while a client lives: the file is stat'ed again at the first send a second
+or more after the last look (per pool); a new identity is recognised (or loaded) afresh, added to
+what the context already trusts -- as stock's next connection would add the new file's CAs to its
+context's store. Within that second a new connection may still verify against the file as it was:
+a subset of what stock trusts then (stock keeps the old CAs too), never more. What the layer remembers
 per bundle path is bounded (``_MAX_PATHS``); no lock, so nothing to reset after fork.
 ``AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0`` switches this module off.
 """
@@ -54,6 +56,7 @@ import hashlib
 import os
 import ssl
 import stat
+import time
 
 from aws_keepalive import diagnostics
 from aws_keepalive.wrap import wrap
@@ -64,6 +67,9 @@ CA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca")
 LOADED = "_aws_keepalive_ca_certs"
 # On a pool: the directory this module set as its ca_cert_dir.
 DIRECTORY = "_aws_keepalive_ca_cert_dir"
+# On a pool: (bundle path, when it was last stat'ed, its identity then); stat'ed again after RECHECK_S.
+CHECKED = "_aws_keepalive_ca_checked"
+RECHECK_S = 1.0
 
 # bundle path -> (file identity, its known directory or None). A process names few bundle paths;
 # past _MAX_PATHS (a process writing a bundle per client under new names) it starts over.
@@ -99,7 +105,15 @@ def apply(pool):
     ca_certs = getattr(pool, "ca_certs", None)
     identity = None
     if getattr(pool, "cert_reqs", None) == "CERT_REQUIRED" and isinstance(ca_certs, str) and ca_certs:
-        identity = file_identity(ca_certs)
+        # One stat per pool and second, not per send (a stat is a few µs, a send's whole overhead
+        # here well under one).
+        now = time.monotonic()
+        checked = getattr(pool, CHECKED, None)
+        if checked is not None and checked[0] == ca_certs and 0 <= now - checked[1] < RECHECK_S:
+            identity = checked[2]
+        else:
+            identity = file_identity(ca_certs)
+            setattr(pool, CHECKED, (ca_certs, now, identity))
     directory = known_directory(ca_certs, identity) if identity is not None else None
     ours = getattr(pool, DIRECTORY, None)
     if directory is not None:

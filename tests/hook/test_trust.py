@@ -659,8 +659,9 @@ def test_known_bundle_rejects_a_hostname_mismatch(trust_once, known, tmp_path):
 
 
 def test_known_bundle_rewritten_on_disk_is_loaded_as_stock(trust_once, known, tmp_path):
-    """A known bundle file rewritten with another CA is no longer the known one: the client loads
-    the new file (as stock would at its next connection) and reaches the new CA's server."""
+    """A known bundle file rewritten with another CA is no longer the known one: a second later
+    (trust.RECHECK_S) the client loads the new file, as stock would at its next connection, and
+    reaches the new CA's server."""
     with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
         path = str(tmp_path / "bundle.pem")
         with open(path, "wb") as out:
@@ -671,4 +672,5 @@ def test_known_bundle_rewritten_on_disk_is_loaded_as_stock(trust_once, known, tm
             reader.list_tables()
         with open(path, "wb") as out:
             out.write(open(b.ca_bundle, "rb").read() + b"\n")
+        time.sleep(trust.RECHECK_S)
         reader.list_tables()
