@@ -2,9 +2,8 @@
 
 The layer is activated as on Lambda: its folder is added as a site directory, so aws_keepalive.pth
 runs before pytest imports anything, with AWS_PYTHON_KEEPALIVE=1.  Every test must pass except
-those that assert botocore's exact socket option list (adding options is the layer's purpose) and
-one that only fails after others (ORDER_DEPENDENT); a ``tcp_keepalive=False`` in the config store
-must win (``test_tcp_keepalive_explicitly_disabled``).
+those that assert botocore's exact socket option list (adding options is the layer's purpose); a
+``tcp_keepalive=False`` in the config store must win (``test_tcp_keepalive_explicitly_disabled``).
 The whole unit suite takes ~30 s on this machine, which is why it runs in ``make test``; the
 functional suite (~59 000 tests) does not.
 """
@@ -36,13 +35,6 @@ EXACT_OPTION_LIST = {
     "test_tcp_keepalive_enabled_environment_variable",
     "test_tcp_keepalive_enabled_if_set_anywhere",
     "test_tcp_keepalive_not_specified",
-}
-# Fails only after other tests in the same process: botocore's test mocks create_urllib3_context
-# (one MagicMock per test) and trust.py shares a client's SSLContext process-wide by bundle and
-# client certificate, so this test is handed the mock an earlier test (same certificate) made and
-# changed. Alone, with the layer on, it passes: checked below.
-ORDER_DEPENDENT = {
-    "tests/unit/test_http_session.py::TestURLLib3Session::test_proxy_ssl_context_uses_check_hostname",
 }
 KEEPALIVE = (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
 TIMERS = {(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 60), (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 10),
@@ -96,25 +88,19 @@ def _socket_options(text, label):
 @pytest.mark.skipif(not hasattr(socket, "TCP_KEEPIDLE"), reason="Linux socket options")
 def test_unit_suite_with_layer_on(tmp_path):
     """botocore's unit suite passes with the layer on, but for the exact-option-list tests, whose
-    only difference is the layer's SO_KEEPALIVE and timers, and one mock-sharing test that passes
-    alone; the config store's False wins."""
+    only difference is the layer's SO_KEEPALIVE and timers (no test fails for the order it runs in
+    since trust.py stopped sharing contexts between clients); the config store's False wins."""
     outcomes, failures = _run_suite(tmp_path, "1", "tests/unit")
     counts = {outcome: list(outcomes.values()).count(outcome) for outcome in ("passed", "failed", "skipped")}
     print("botocore unit tests with the layer on:", counts)
-    order_dependent = {test_id.rsplit("::", 1)[1] for test_id in ORDER_DEPENDENT}
-    assert set(failures) - order_dependent == EXACT_OPTION_LIST, sorted(failures)
+    assert set(failures) == EXACT_OPTION_LIST, sorted(failures)
     assert counts["passed"] > 4000
     assert outcomes["tests.unit.test_args.TestCreateClientArgs::test_tcp_keepalive_explicitly_disabled"] == "passed"
     for name, text in failures.items():
-        if name in order_dependent:
-            continue
         expected, actual = _socket_options(text, "Expected"), _socket_options(text, "Actual")
         assert [option for option in actual if option != KEEPALIVE and option not in TIMERS] == [
             option for option in expected if option != KEEPALIVE], name
         assert KEEPALIVE in actual and TIMERS <= set(actual), name
-    for test_id in ORDER_DEPENDENT:
-        alone, alone_failures = _run_suite(tmp_path, "1", test_id)
-        assert list(alone.values()) == ["passed"], (test_id, alone_failures)
 
 
 def test_args_tests_pass_with_layer_off(tmp_path):

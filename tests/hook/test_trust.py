@@ -4,6 +4,7 @@ client (an unknown bundle) or not at all (a known bundle, served from its hashed
 checked with real botocore clients against real TLS servers on loopback."""
 
 import os
+import shutil
 import ssl
 import sys
 import threading
@@ -217,6 +218,47 @@ def test_bundled_botocore_loads_bundle_once(version, run_function, tls_server, t
                        env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
     assert run.result == 1, run
     assert not [line for line in run.layer_lines if "trust" in line], run.stderr
+
+
+KNOWN_LOADS = """
+    import os
+    import ssl
+
+    import botocore.session
+
+    loaded = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def counting(self, cafile=None, capath=None, cadata=None):
+        loaded.append([cafile, capath])
+        return original(self, cafile, capath, cadata)
+
+    ssl.SSLContext.load_verify_locations = counting
+
+    def handler(event, context):
+        ddb = botocore.session.get_session().create_client(
+            "dynamodb", region_name="us-east-1", endpoint_url=os.environ["URL"])
+        for _ in range(3):
+            ddb.list_tables()
+            ddb._endpoint.http_session._manager.clear()  # the next call opens a new connection
+        return loaded
+"""
+
+
+@pytest.mark.parametrize("version", test_matrix.MATRIX)
+def test_bundled_botocore_verifies_through_a_known_directory(version, run_function, tls_server, tmp_path):
+    """A function's own botocore (the matrix versions: urllib3 1.26 and 2.x) with a bundle the
+    layer knows: three new connections load its hashed directory, never the file, and succeed."""
+    task, opt = test_matrix._task_and_opt(tmp_path, test_matrix._folder(test_matrix.MINOR, version))
+    package = os.path.join(opt, "python", "aws_keepalive")
+    os.remove(package)  # a symlink to layer/aws_keepalive: a copy gets the CA root
+    shutil.copytree(os.path.join(REPO, "layer", "aws_keepalive"), package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    directory = ca_dir.build(tls_server.ca_bundle, os.path.join(package, "ca"))
+    run = run_function(KNOWN_LOADS, task=task, opt=opt,
+                       env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
+    assert run.result == [[None, directory]] * 3, run
+    assert tls_server.connections == 3
 
 
 class Proxy:
