@@ -106,7 +106,7 @@ assert boto3.__file__.startswith(%(boto3_root)r), boto3.__file__
 import json, botocore
 print(json.dumps({"started": started, "imported": imported, "created": created, "answered": answered,
                   "cpu_s": cpu_answered - cpu_started, "botocore": botocore.__version__,
-                  "python_version": sys.version.split()[0]}))
+                  "python_version": sys.version.split()[0], "modules": sorted(sys.modules)}))
 """
 
 
@@ -202,8 +202,10 @@ def drop_page_cache():
     return None
 
 
-def measure(python, minor, variant, memory_mb, root, url, extra_env, drop):
-    """One cold start: {part: ms}, the process span, CPU time; the page cache dropped first if ``drop``."""
+def measure(python, minor, variant, memory_mb, root, url, extra_env, drop, flags=(), wrapper=()):
+    """One cold start: {part: ms}, the process span, CPU time; the page cache dropped first if ``drop``.
+    ``flags`` go to the interpreter (``-X importtime``), ``wrapper`` in front of it (strace); the
+    child's stderr and its sys.modules come back as ``stderr`` and ``modules``."""
     from lab import cpu_share
 
     path, layer, boto3_root, switch = child_setup(root, minor, variant)
@@ -213,7 +215,7 @@ def measure(python, minor, variant, memory_mb, root, url, extra_env, drop):
         if refused:
             raise SystemExit("coldstart: could not drop the page cache: %s" % refused)
     spawned = time.perf_counter()
-    done = cpu_share.run([python, "-s", "-c", code], memory_mb, capture_output=True, text=True,
+    done = cpu_share.run([*wrapper, python, "-s", *flags, "-c", code], memory_mb, capture_output=True, text=True,
                          env=child_env(switch, extra_env), timeout=600)
     if done.returncode != 0:
         raise SystemExit("coldstart: %s %s at %d MB failed:\n%s" % (minor, variant, memory_mb, done.stderr))
@@ -228,6 +230,8 @@ def measure(python, minor, variant, memory_mb, root, url, extra_env, drop):
         "cpu_ms": child["cpu_s"] * 1000,
         "botocore": child["botocore"],
         "python_version": child["python_version"],
+        "modules": child["modules"],
+        "stderr": done.stderr,
     }
 
 

@@ -60,6 +60,10 @@ coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
 	  --json $(BUILD_DIR)/coldstart.json \
 	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p))) \
 	  $(foreach m,$(COLDSTART_MEMORY_MB),--memory-mb $(m)) --runs $(COLDSTART_RUNS)
-coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
-	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
+# COLDSTART_PARTS_MB: the one memory size coldstart-parts measures at (128: where imports weigh most).
+COLDSTART_PARTS_MB ?= 128
+coldstart-parts: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
+  $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(VENV)/test-3.12/bin/python bench/coldstart_parts.py --zip $(LAYER_ZIP) \
+	  --hook-zip $(HOOK_ZIP) --json $(BUILD_DIR)/coldstart-parts.json --memory-mb $(COLDSTART_PARTS_MB) \
+	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p)))
