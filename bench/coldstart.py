@@ -9,7 +9,7 @@ What a user compares is attaching the layer or not. Three ways a function's cold
 in a fresh interpreter (the same base interpreter, ``-s``):
 
 * ``runtime_copy``: no layer: the runtime's own boto3 (the lab's runtime-kind copy,
-  lab/runtime_prefix.py: RUNTIME_BOTO3, default 1.42.97 as lab/runtime-sdk/1.42.97.txt), copied
+  lab/standin/runtime_prefix.py: RUNTIME_BOTO3, default 1.42.97 as lab/runtime-sdk/1.42.97.txt), copied
   from the stand-in's site-packages and compiled with compileall as pip and the runtime images do;
 * ``layer``: the full layer (build/layer.zip: its own boto3/botocore and the hook, its shipped
   unchecked-hash bytecode), switch on (``AWS_PYTHON_KEEPALIVE=1``);
@@ -31,7 +31,7 @@ interpreter for every column: it adds the same milliseconds to each).
 
 The endpoint: a loopback TLS server answering DynamoDB-shaped calls (tests/hook/ddb_server.py) with a
 ``localhost`` certificate from a throwaway CA (trustme), run here, unthrottled. The trust store is
-real-size: lab/trust_store.py's bundle (the SDK's default bundle, 126 certificates, plus that CA),
+real-size: lab/standin/trust_store.py's bundle (the SDK's default bundle, 126 certificates, plus that CA),
 given to every child as ``AWS_CA_BUNDLE``. On Lambda a function verifies against its SDK's default
 bundle, which the layer knows by content and serves as a hashed CA directory built at layer build
 time (issue 22 item 1, tools/ca_dir.py). The lab bundle stands in for it: it is the same size and
@@ -46,7 +46,7 @@ As Lambda has it:
   (the interpreter, the standard library, the SDK and the bundle are read from disk again, as on a
   new Lambda environment). When that is refused (not root, a container) the script says so in its
   header and in the JSON (``page_cache``), and measures with a warm cache.
-* **CPU share**: every child in a cgroup CPU quota of its memory size (lab/cpu_share.py; 1769 MB =
+* **CPU share**: every child in a cgroup CPU quota of its memory size (lab/standin/cpu_share.py; 1769 MB =
   one vCPU); ``--memory-mb`` repeatable (default 128, 512 and 1769). Needs root and cgroup v1.
 * **Read-only**: all trees live under one folder bind-mounted read-only in a private mount namespace
   (``unshare -m``), as /opt and the runtime are read-only on Lambda: nothing compiled at import is
@@ -63,7 +63,6 @@ column), with ``*_over_runtime`` ratios. A benchmark, not a test: the numbers de
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -123,7 +122,7 @@ def count_pyc(folder):
 
 def runtime_site_packages(minor):
     """site-packages of the lab's runtime stand-in for ``minor`` (created on first use)."""
-    from lab import runtime_prefix
+    from lab.standin import runtime_prefix
 
     python = runtime_prefix.ensure(minor)  # <prefix>/bin/python
     return str(runtime_prefix.site_packages(python.parents[1], minor))
@@ -206,7 +205,7 @@ def measure(python, minor, variant, memory_mb, root, url, extra_env, drop, flags
     """One cold start: {part: ms}, the process span, CPU time; the page cache dropped first if ``drop``.
     ``flags`` go to the interpreter (``-X importtime``), ``wrapper`` in front of it (strace); the
     child's stderr and its sys.modules come back as ``stderr`` and ``modules``."""
-    from lab import cpu_share
+    from lab.standin import cpu_share
 
     path, layer, boto3_root, switch = child_setup(root, minor, variant)
     code = CHILD % {"path": path, "layer": layer, "url": url, "boto3_root": boto3_root}
@@ -265,7 +264,7 @@ def run(args, pythons, root, url, bundle, extra_env, mode):
             page_cache = "dropped before each run (sync; echo 3 > %s)" % DROP_CACHES
     else:
         page_cache = "not dropped (--warm-cache)"
-    from lab import trust_store
+    from lab.standin import trust_store
 
     print("read-only model: %s; page cache %s; median of %d rounds (after %d warm-up), fresh interpreter "
           "each; memory sizes %s MB (cgroup CPU quota, 1769 MB = 1 vCPU); TLS endpoint %s, trust store %d "
@@ -320,7 +319,7 @@ def make_trust(root):
     tree goes read-only; returns the bundle's path."""
     import trustme
 
-    from lab import trust_store
+    from lab.standin import trust_store
 
     folder = os.path.join(root, "trust")
     os.makedirs(folder)
@@ -343,20 +342,16 @@ def endpoint(root):
 
 
 def measure_and_write(args, pythons, root, extra_env, mode):
-    from lab import trust_store
+    from lab.standin import trust_store
 
     bundle = os.path.join(root, "trust", "lab-ca.pem.sdk.pem")
     with endpoint(root) as server:
         rows, page_cache = run(args, pythons, root, server.url, bundle, extra_env, mode)
     print_table(rows)
     if args.json:
-        write_rows(args.json, rows, machine=platform.node(), nproc=os.cpu_count(),
-                   started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(args.started)),
-                   finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                   load_avg_start=[round(v, 2) for v in args.load_start],
-                   load_avg_end=[round(v, 2) for v in os.getloadavg()],
-                   page_cache=page_cache, read_only=mode, trust_store_certificates=trust_store.certificates(bundle),
-                   layer_ca=args.layer_ca, warmup=args.warmup)
+        # bench/rows.py adds where and when (host, CPU, load at start and end, dates, command).
+        write_rows(args.json, rows, page_cache=page_cache, read_only=mode, runs=args.runs, warmup=args.warmup,
+                   trust_store_certificates=trust_store.certificates(bundle), layer_ca=args.layer_ca)
 
 
 def main(argv=None):
@@ -372,10 +367,8 @@ def main(argv=None):
     parser.add_argument("--json", help="write the rows here (make coldstart: build/coldstart.json)")
     parser.add_argument("--inside", help=argparse.SUPPRESS)  # set when re-executed under unshare
     parser.add_argument("--layer-ca", action="append", default=[], help=argparse.SUPPRESS)  # from outside
-    parser.add_argument("--started", type=float, default=time.time(), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.memory_mb = args.memory_mb or list(MEMORY_MB)
-    args.load_start = os.getloadavg()
     pythons = parse_pythons(args.python)
 
     if args.inside:
@@ -396,8 +389,7 @@ def main(argv=None):
         probe = subprocess.run(["unshare", "-m", "true"], capture_output=True) if shutil.which("unshare") else None
         if probe is not None and probe.returncode == 0:
             command = [sys.executable, os.path.abspath(__file__), "--inside", root, "--zip", args.zip,
-                       "--hook-zip", args.hook_zip, "--runs", str(args.runs), "--warmup", str(args.warmup),
-                       "--started", repr(args.started)]
+                       "--hook-zip", args.hook_zip, "--runs", str(args.runs), "--warmup", str(args.warmup)]
             command += ["--python=%s=%s" % pair for pair in pythons]
             command += ["--memory-mb=%d" % mb for mb in args.memory_mb]
             command += ["--layer-ca=" + line for line in args.layer_ca]

@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts)
+# coldstart-parts; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -67,3 +67,10 @@ coldstart-parts: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
 	PYTHONPATH=$(CURDIR) $(VENV)/test-3.12/bin/python bench/coldstart_parts.py --zip $(LAYER_ZIP) \
 	  --hook-zip $(HOOK_ZIP) --json $(BUILD_DIR)/coldstart-parts.json --memory-mb $(COLDSTART_PARTS_MB) \
 	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p)))
+
+# Render the measured tables in README.md and docs/ (tools/render_docs.py, docs/numbers.md): each
+# benchmark's build/*.json measured later than its docs/data/ copy is taken into docs/data/ (with the
+# demo's plot), then every <!-- rendered from ... --> block is written from docs/data/. Commit both.
+.PHONY: docs
+docs:
+	$(TOOL_PYTHON) tools/render_docs.py --build-dir $(BUILD_DIR)

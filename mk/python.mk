@@ -69,8 +69,10 @@ $(VENV)/tools/.installed: tools/ruff.txt layer/requirements.txt | $(UV)
 	$(UV) pip install -q --python $(TOOLS_PY) --require-hashes -r tools/ruff.txt -r layer/requirements.txt
 	touch $@
 
-# SAM CLI, moto; also twine (publish-wheel) and pypiserver (the publish test's local index).
-$(VENV)/sam/.installed $(VENV)/moto/.installed $(VENV)/wheel-tools/.installed $(VENV)/pypiserver/.installed: \
+# SAM CLI, moto; also twine (publish-wheel), pypiserver (the publish test's local index) and
+# cyclonedx-python-lib (the release test's SBOM schema check).
+$(VENV)/sam/.installed $(VENV)/moto/.installed $(VENV)/wheel-tools/.installed $(VENV)/pypiserver/.installed \
+  $(VENV)/sbom/.installed: \
   $(VENV)/%/.installed: tools/%.txt | $(UV)
 	rm -rf $(VENV)/$*
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*

@@ -5,7 +5,7 @@
 
 ``.venv/python/<minor>/`` (``INSTALL_ROOT``) is the fourth place find_python looks, after pyenv,
 ``python3.X`` on PATH and uv's own folder, so an interpreter installed here is found by every
-later make run, the lab's stand-in (lab/runtime_prefix.py) and the tests.  Two sources, in order:
+later make run, the lab's stand-in (lab/standin/runtime_prefix.py) and the tests.  Two sources, in order:
 
 1. ``uv python install`` (python-build-standalone builds, downloaded from GitHub): a user's
    machine with internet.  uv is the repo's ``.venv/uv/bin/uv`` or one on PATH.  The build lands
@@ -67,6 +67,8 @@ JAR_PREFIX = "org/bytedeco/cpython/linux-x86_64/"
 # Where distributions keep OpenSSL's folder (cert.pem, certs/): Debian/Ubuntu, Fedora/RHEL/Amazon
 # Linux, Alpine/Arch/SUSE-style.  Tried after the running interpreter's own answer.
 SYSTEM_OPENSSL_DIRS = ("/usr/lib/ssl", "/etc/pki/tls", "/etc/ssl")
+# The sha256 of every jar in MAVEN_BUILDS (committed; checked before a jar is unpacked).
+MAVEN_PINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpython-maven.sha256")
 
 
 def log(message):
@@ -103,10 +105,23 @@ def ensure(minor, root=INSTALL_ROOT, uv=None, mvn="mvn"):
         return find_python.from_install_root(minor, root), origin
 
 
-def _install(minor, root, uv, mvn):
+def ensure_pinned(minor, root, mvn="mvn"):
+    """The pinned Maven Central build of ``minor`` under ``root`` (made on first use, jar checked
+    against MAVEN_PINS), never uv's nor the machine's: what compiles a release's bytecode
+    (tools/release.py).  Returns (interpreter, origin) like ``ensure``."""
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "." + minor + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        origin = installed_origin(minor, root)
+        if origin != "Maven Central %s" % maven_coordinates(minor):
+            origin = _install(minor, root, None, mvn, sources=(install_from_maven,))
+        return find_python.from_install_root(minor, root), origin
+
+
+def _install(minor, root, uv, mvn, sources=None):
     prefix = prefix_for(minor, root)
     failures = []
-    for source in (install_with_uv, install_from_maven):
+    for source in sources or (install_with_uv, install_from_maven):
         _remove(prefix)
         try:
             origin = source(minor, root, uv=uv, mvn=mvn)
@@ -162,6 +177,38 @@ def maven_coordinates(minor):
     return "%s:%s:jar:%s" % (MAVEN_GROUP_ARTIFACT, MAVEN_BUILDS[minor], MAVEN_CLASSIFIER)
 
 
+def maven_pins(path=None):
+    """{coordinates: sha256} from the committed pins file ("<sha256>  <coordinates>" lines)."""
+    pins = {}
+    with open(path or MAVEN_PINS) as handle:
+        for line in handle:
+            if line.strip() and not line.startswith("#"):
+                digest, coordinates = line.split()
+                pins[coordinates] = digest
+    return pins
+
+
+def verify_jar(jar, minor, pins_path=None):
+    """Refuse a jar whose sha256 is not the pinned one; returns the sha256."""
+    import hashlib
+
+    coordinates = maven_coordinates(minor)
+    pins_path = pins_path or MAVEN_PINS
+    expected = maven_pins(pins_path).get(coordinates)
+    if expected is None:
+        raise RuntimeError("%s has no pinned sha256 in %s: add its line (sha256sum of the jar) before using it"
+                           % (coordinates, pins_path))
+    digest = hashlib.sha256()
+    with open(jar, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise RuntimeError("%s: sha256 %s is not the pinned %s (%s): refusing to unpack it; this file is not the "
+                           "build the repo pinned (a corrupt download or a changed artifact): delete it to fetch "
+                           "again, or review and update the pin" % (jar, digest.hexdigest(), expected, pins_path))
+    return expected
+
+
 def maven_repository(environ=None):
     """The local Maven repository the jar is fetched into and looked up in: $MAVEN_REPOSITORY, else
     $HOME/.m2/repository.
@@ -204,6 +251,7 @@ def maven_jar(minor, mvn="mvn", repository=None):
 
 def install_from_maven(minor, root, mvn="mvn", **_):
     jar = maven_jar(minor, mvn)
+    verify_jar(jar, minor)
     log("unpacking %s into %s" % (os.path.basename(jar), prefix_for(minor, root)))
     unpack_maven(jar, minor, prefix_for(minor, root))
     return "Maven Central %s" % maven_coordinates(minor)

@@ -202,3 +202,34 @@ def test_report_one_line_per_minor(maven_root, capsys, monkeypatch):
     assert install_python.install_main(["3.8"], True, NO_UV, "test", root) == 1
     last = capsys.readouterr().err.splitlines()[-1]  # after the installer's own progress lines
     assert last.startswith("make test needs CPython 3.8") and "Maven Central has no CPython 3.8 build" in last
+
+
+def test_every_maven_build_is_pinned():
+    """Each build in MAVEN_BUILDS has a sha256 line in tools/cpython-maven.sha256 (and no stale one)."""
+    pins = install_python.maven_pins()
+    assert set(pins) == {install_python.maven_coordinates(minor) for minor in install_python.MAVEN_BUILDS}
+    assert all(re.fullmatch(r"[0-9a-f]{64}", digest) for digest in pins.values())
+
+
+def test_fetched_jar_matches_its_pin(maven_root):
+    """The jar mvn fetched for the module's install is the pinned one (verify_jar returns its sha256)."""
+    jar = install_python.maven_jar(MINOR)
+    assert install_python.verify_jar(jar, MINOR) == install_python.maven_pins()[install_python.maven_coordinates(MINOR)]
+
+
+def test_a_jar_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
+    """A jar whose sha256 differs from its pin is refused before anything is unpacked, with a message
+    naming the file, both digests and the pins file; make interpreters then fails on that minor."""
+    jar = tmp_path / "cpython.jar"
+    jar.write_bytes(b"not the pinned build")
+    monkeypatch.setattr(install_python, "maven_jar", lambda minor, mvn="mvn": str(jar))
+    root = tmp_path / "root"
+    with pytest.raises(RuntimeError) as error:
+        install_python.install_from_maven(MINOR, str(root))
+    message = str(error.value)
+    assert str(jar) in message and "refusing" in message and "cpython-maven.sha256" in message
+    assert install_python.maven_pins()[install_python.maven_coordinates(MINOR)] in message
+    assert not (root / MINOR).exists()
+    with pytest.raises(RuntimeError) as error:
+        install_python.ensure_pinned(MINOR, str(root))
+    assert "refusing" in str(error.value)
