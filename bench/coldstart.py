@@ -169,6 +169,9 @@ def child_setup(root, minor, variant):
     if variant == "hook_layer":
         hook = os.path.join(root, "hook", "python")
         return [hook, runtime], hook, runtime, on
+    if variant == "layer_zipped":  # bench/coldstart_parts.py's layout lever: dependencies in a zip
+        layer = os.path.join(root, "layer_zipped", "python")
+        return [os.path.join(root, "layer_zipped", "deps.zip"), layer], layer, layer, on
     layer = os.path.join(root, "layer", "python")
     return [layer], layer, layer, on
 
