@@ -158,6 +158,7 @@ def analyse(args, minor, python, root, url, env):
         if base:
             added = sorted(set(row["modules"]) - set(columns[base]["modules"]))
             row["modules_added"] = added
+            row["modules_compared_with"] = base
             self_us = collections.Counter()
             for m in (importtime(r["stderr"]) for r in samples[row["column"]]):
                 for module in added:
