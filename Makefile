@@ -47,6 +47,7 @@ help:
 	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat"
 	@echo "  lab      demo demo-lmi demo-durable soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
 	@echo "  bench    bench bench-aio bench-connect bench-reuse bench-children bench-throughput coldstart coldstart-parts"
+	@echo "  docs     render the measured tables in README and docs/ from the benchmarks' JSON (docs/numbers.md)"
 	@echo "  release  regions bench-publish"
 	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-durable lock-lab lock-runtime-sdk lock-wheel"
 	@echo "  other    lint (ruff, sam validate --lint)  clean (build outputs and venvs)"

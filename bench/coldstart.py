@@ -48,7 +48,7 @@ import sys
 import tempfile
 import zipfile
 
-from rows import write_rows  # bench/rows.py, next to this script
+from rows import interpreter_version, write_rows  # bench/rows.py, next to this script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = ("runtime_copy", "hook_layer", "layer", "layer_on", "layer_no_bytecode")
@@ -184,7 +184,8 @@ def run(args, pythons, root, extra_env, mode):
                     if index >= args.warmup:
                         samples[variant].append(result)
             runtime_sdk, layer_sdk = sdk_versions(root, minor)
-            row = {"python": minor, "runtime_botocore": runtime_sdk, "layer_botocore": layer_sdk}
+            row = {"python": minor, "python_version": interpreter_version(python),
+                   "runtime_botocore": runtime_sdk, "layer_botocore": layer_sdk}
             for variant, values in samples.items():
                 row[variant + "_ms"] = round(statistics.median(v[0] for v in values), 1)
                 row[variant + "_min_ms"] = round(min(v[0] for v in values), 1)

@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts)
+# coldstart-parts; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -60,3 +60,10 @@ coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-
 coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
 	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
+
+# Render the measured tables in README.md and docs/ (tools/render_docs.py, docs/numbers.md): each
+# benchmark's build/*.json measured later than its docs/data/ copy is taken into docs/data/ (with the
+# demo's plot), then every <!-- rendered from ... --> block is written from docs/data/. Commit both.
+.PHONY: docs
+docs:
+	$(TOOL_PYTHON) tools/render_docs.py --build-dir $(BUILD_DIR)
