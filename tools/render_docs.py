@@ -46,10 +46,11 @@ SOURCES = {
     "layer": ("layer.json", "make layer"),
     "layer-hook": ("layer-hook.json", "make layer FLAVOR=hook"),
     "wheel": ("wheel.json", "make wheel"),
+    "demo-durable": ("demo-durable.json", "make demo-durable"),
 }
 
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
-PLOTS = {"demo": ("demo.png",)}
+PLOTS = {"demo": ("demo.png",), "demo-durable": ("demo-durable.png",)}
 
 # At the start of a line (an indented example, as in docs/numbers.md, is not a block).
 MARKER = re.compile(r"^<!-- rendered from (?P<sources>[^>]*?) by make docs \(view (?P<view>[\w-]+)\) -->\n"
@@ -252,6 +253,7 @@ VIEWS = {
     "reuse": (view_reuse, ["bench-reuse"]),
     "coldstart": (view_coldstart, ["coldstart"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
+    "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
     "headline": (view_headline, ["demo", "startup", "coldstart", "bench-connect", "layer", "layer-hook", "wheel"]),
 }
 
