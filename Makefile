@@ -3,7 +3,7 @@
 # This file holds what every area shares; the rules live by area under mk/ (`make help` lists them):
 #   mk/python.mk   interpreters, the uv bootstrap, venvs, the botocore / aiobotocore matrix folders
 #   mk/layer.mk    the layer (full and hook flavor), SAM build/deploy, the wheel
-#   mk/release.mk  publishing the layer and the wheel
+#   mk/release.mk  the release files, publishing the layers and the wheel, the region list
 #   mk/lab.mk      the lab: demo, demo-lmi, soak, measure-*, the Lambda stand-in runtimes
 #   mk/bench.mk    benchmarks: bench-*, coldstart*
 #   mk/test.mk     the test suites (make test: all of them, what CI runs)
@@ -38,19 +38,22 @@ help:
 	@echo "  make layer          build/layer.zip (SERVICES=dynamodb,s3: trimmed; FLAVOR=hook: build/layer-hook.zip, no SDK)"
 	@echo "  make wheel          build/aws_python_keepalive-<version>-py3-none-any.whl (container images, bundles)"
 	@echo "  make deploy         sam build + sam deploy (EXAMPLE=1: with the example function)"
-	@echo "  make publish        publish the layer zip to each region in REGIONS (PUBLIC=1: public; FLAVOR=hook)"
+	@echo "  make release        build/release/: both layer zips, the wheel, SBOMs, SHA256SUMS (reproducible)"
+	@echo "  make publish        the release's layers into each region: REGIONS=\"us-east-1 ...\"|all FLAVOR=full|hook|all PUBLIC=1"
 	@echo "  make publish-wheel  upload the wheel to INDEX_URL with TOKEN (or INDEX_USER/INDEX_PASSWORD)"
 	@echo "  make test           every test suite (what CI runs)"
 	@echo "Work on it (what each does and its knobs: the comment above its rule in mk/<area>.mk):"
 	@echo "  python   interpreters (CPython $(NEEDED_MINORS): found or installed, one line each)"
 	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat"
-	@echo "  lab      demo demo-lmi soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
+	@echo "  lab      demo demo-lmi demo-durable soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
 	@echo "  bench    bench bench-aio bench-connect bench-reuse bench-children bench-throughput coldstart coldstart-parts bench-client"
-	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-lab lock-runtime-sdk lock-wheel"
+	@echo "  docs     render the measured tables in README and docs/ from the benchmarks' JSON (docs/numbers.md)"
+	@echo "  release  regions bench-publish"
+	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-durable lock-lab lock-runtime-sdk lock-wheel"
 	@echo "  other    lint (ruff, sam validate --lint)  clean (build outputs and venvs)"
 
 .PHONY: lint
-lint: $(TOOLS_PY) $(SAM)
+lint: $(TOOLS_PY) $(SAM) actionlint
 	$(VENV)/tools/bin/ruff check .
 	PATH=$(SAM_PATH) $(SAM) validate --lint
 

@@ -10,7 +10,7 @@ for DynamoDB and for S3, each in its own process, with the full layer as built (
 switch on), ``AWS_PYTHON_KEEPALIVE_PREPARED=1`` (``prepared``) against ``=0`` (``stock``: the same
 layer loading its data as botocore does), side by side in one run:
 
-* at each ``--memory-mb``'s CPU share (a cgroup v1 CPU quota, lab/cpu_share.py; 1769 MB = 1 vCPU);
+* at each ``--memory-mb``'s CPU share (a cgroup v1 CPU quota, lab/standin/cpu_share.py; 1769 MB = 1 vCPU);
 * with a warm page cache (the same variant ran once just before, untimed) and a cold one
   (``sync; echo 3 > /proc/sys/vm/drop_caches`` before the run: needs root, else the cold rows are
   skipped and the output says so).
@@ -25,20 +25,18 @@ this shared machine hits all alike; medians are reported.  The layer tree is rea
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import coldstart  # noqa: E402  (the sibling benchmark: the measured child's environment)
-from rows import write_rows  # noqa: E402
+from rows import interpreter_version, write_rows  # noqa: E402  (first: it notes the load at the start)
 
-from lab import cpu_share  # noqa: E402
+import coldstart  # noqa: E402  (the sibling benchmark: the measured child's environment)
+from lab.standin import cpu_share  # noqa: E402
 
 CHILD = """
 import json, sys, time
@@ -102,13 +100,13 @@ def measure(python, layer, memories, caches, runs):
     return samples
 
 
-def rows_from(samples, memories, caches):
+def rows_from(samples, memories, caches, version):
     rows = []
     for memory_mb in memories:
         for cache in caches:
             for service in SERVICES:
                 row = {"memory_mb": memory_mb, "cpu_share": round(cpu_share.share(memory_mb), 4), "cache": cache,
-                       "service": service}
+                       "service": service, "python_version": version}
                 for variant in VARIANTS:
                     results = samples[(memory_mb, cache, service, variant)]
                     for key in ("import_ms", "import_cpu_ms", "client_ms", "client_cpu_ms"):
@@ -152,19 +150,16 @@ def main(argv=None):
         with zipfile.ZipFile(args.zip) as archive:
             archive.extractall(root)
         layer = os.path.join(root, "python")
-        version = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
-        print("CPython %s (%s), %s, %d CPUs, load %s; %d interleaved rounds" % (
-            version, args.python, platform.machine(), os.cpu_count(), "%.1f %.1f %.1f" % os.getloadavg(),
-            args.runs), flush=True)
+        version = interpreter_version(args.python)
+        print("CPython %s (%s), %d CPUs, load %.1f; %d interleaved rounds" % (
+            version, args.python, os.cpu_count(), os.getloadavg()[0], args.runs), flush=True)
         samples = measure(args.python, layer, memories, caches, args.runs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    rows = rows_from(samples, memories, caches)
+    rows = rows_from(samples, memories, caches, version)
     print_table(rows)
     if args.json:
-        write_rows(args.json, rows, python=version, machine=platform.machine(), cpus=os.cpu_count(),
-                   zip=os.path.basename(args.zip), runs=args.runs)
+        write_rows(args.json, rows, zip=os.path.basename(args.zip), runs=args.runs)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts, bench-client)
+# coldstart-parts, bench-client; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -70,3 +70,10 @@ CLIENT_RUNS ?= 5
 bench-client: $(LAYER_ZIP)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/client_creation.py --zip $(LAYER_ZIP) --python $(TOOL_PYTHON) \
 	  $(foreach m,$(CLIENT_MEMORY_MB),--memory-mb $(m)) --runs $(CLIENT_RUNS) --json $(BUILD_DIR)/bench-client.json
+
+# Render the measured tables in README.md and docs/ (tools/render_docs.py, docs/numbers.md): each
+# benchmark's build/*.json measured later than its docs/data/ copy is taken into docs/data/ (with the
+# demo's plot), then every <!-- rendered from ... --> block is written from docs/data/. Commit both.
+.PHONY: docs
+docs:
+	$(TOOL_PYTHON) tools/render_docs.py --build-dir $(BUILD_DIR)

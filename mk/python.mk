@@ -6,6 +6,7 @@
 # (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/find_python.py):
 # PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
 FIND_PYTHON := tools/find-python
+INSTALL_PYTHON := tools/install-python
 PYTHON_FOUND := $(shell $(FIND_PYTHON) --make $(NEEDED_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
 python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
 FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
@@ -13,7 +14,7 @@ FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
 # (tools/install_python.py: uv python install, else Maven Central's build), or make stops saying
 # which goal needs which minor and why it could not be had (expanded only where a recipe or
 # prerequisite actually uses it).
-need_python = $(or $(call python_for,$(1)),$(shell $(FIND_PYTHON) --install $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))" \
+need_python = $(or $(call python_for,$(1)),$(shell $(INSTALL_PYTHON) $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))" \
   $(if $(wildcard $(UV)),--uv $(UV))),$(error make could not get CPython $(1): see the line above))
 # Tools (uv, ruff, build scripts) run on one interpreter: 3.12 if present, else any supported one
 # (a distribution's python3.11, say), else 3.12 installed.
@@ -32,7 +33,7 @@ OLD_PYTHON = $(call need_python,3.9)
 # exists by then); one line per minor saying where it came from.
 .PHONY: interpreters
 interpreters: | $(UV)
-	@$(FIND_PYTHON) --report --goal interpreters --uv $(UV) $(NEEDED_MINORS)
+	@$(INSTALL_PYTHON) --report --goal interpreters --uv $(UV) $(NEEDED_MINORS)
 
 # The bootstrap: uv from a hash-pinned requirement, installed with pip.
 $(UV): tools/uv.txt
@@ -68,8 +69,10 @@ $(VENV)/tools/.installed: tools/ruff.txt layer/requirements.txt | $(UV)
 	$(UV) pip install -q --python $(TOOLS_PY) --require-hashes -r tools/ruff.txt -r layer/requirements.txt
 	touch $@
 
-# SAM CLI, moto; also twine (publish-wheel) and pypiserver (the publish test's local index).
-$(VENV)/sam/.installed $(VENV)/moto/.installed $(VENV)/wheel-tools/.installed $(VENV)/pypiserver/.installed: \
+# SAM CLI, moto; also twine (publish-wheel), pypiserver (the publish test's local index) and
+# cyclonedx-python-lib (the release test's SBOM schema check).
+$(VENV)/sam/.installed $(VENV)/moto/.installed $(VENV)/wheel-tools/.installed $(VENV)/pypiserver/.installed \
+  $(VENV)/sbom/.installed: \
   $(VENV)/%/.installed: tools/%.txt | $(UV)
 	rm -rf $(VENV)/$*
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*

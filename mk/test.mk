@@ -52,6 +52,8 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # What the lab needs besides Python (lab-deps, mk/lab.mk) and the throughput bench's venv.
 test-lab: lab-deps
 test-lab: $(BENCH_PY)
+# The durable-function test's runner venv and function packages (mk/lab.mk, demo-durable).
+test-lab: $(DURABLE_PY) $(DURABLE_TASK)/.installed
 
 # --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
 # botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore
@@ -69,7 +71,7 @@ $(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tool
 
 # The libraries a function runs beside the layer (tests/compat/requirements.txt: X-Ray SDK,
 # Powertools, ddtrace, datadog-lambda, sentry-sdk) with the layer's boto3/botocore, installed as a
-# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/lambda_env.py,
+# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/standin/lambda_env.py,
 # awslambdaric) serves. One interpreter, 3.12: the libraries' behaviour beside the layer does not
 # depend on the minor (the hook itself is tested on every minor by test-hook), 3.12 is the one
 # every library ships wheels for, and test-lab already makes its runtime prefix.

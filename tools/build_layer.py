@@ -50,6 +50,9 @@ import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
 import prepare_data  # noqa: E402
 import repro_zip  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+from rows import write_rows  # noqa: E402  (bench/rows.py: the sizes are rows docs/ render)
+
 # The hook's files, relative to the hook source folder (layer/).
 HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "sitecustomize.py", "usercustomize.py",
                 "_aws_keepalive_site.py")
@@ -300,6 +303,8 @@ def main(argv=None):
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:
         print("services: %s" % (",".join(result["services"]) if result["services"] else "all"))
+    # Beside the zip (build/layer.json, build/layer-hook.json): the sizes docs/ and README quote.
+    write_rows(os.path.splitext(args.out)[0] + ".json", [dict(result, zip=os.path.basename(result["zip"]))])
 
 
 if __name__ == "__main__":
