@@ -176,11 +176,16 @@ def _usable(loader):
     return _prepared()
 
 
-def _exists(files, type_name):
-    """JSONFileLoader.exists, answered from a folder's file names."""
+def _file_names(type_name):
+    """The names JSONFileLoader.exists looks for, in its order (``service-2.json``, ``.json.gz``)."""
     from botocore.loaders import _JSON_OPEN_METHODS
 
-    return any(type_name + extension in files for extension in _JSON_OPEN_METHODS)
+    return [type_name + extension for extension in _JSON_OPEN_METHODS]
+
+
+def _exists(files, names):
+    """JSONFileLoader.exists, answered from a folder's file names."""
+    return any(name in files for name in names)
 
 
 def _make_list_available_services(original):
@@ -192,12 +197,13 @@ def _make_list_available_services(original):
         if prepared is None or "/" in type_name:
             return original(self, type_name)
         services = set()
+        names = _file_names(type_name)
         # _potential_locations() with no name: each search path that is a folder.
         for possible_path in self._potential_locations():
             tree = prepared.tree(possible_path)
             if tree is not None:
                 for service_name, versions in tree[1].items():
-                    if any(_exists(files, type_name) for files in versions.values()):
+                    if any(_exists(files, names) for files in versions.values()):
                         services.add(service_name)
                 continue
             # Stock's loop, for a folder the build did not index.
@@ -233,7 +239,8 @@ def _make_list_api_versions(original):
             tree = prepared.tree(path)
             if tree is not None:
                 versions = tree[1].get(service_name, {})
-                known_api_versions.update(v for v, files in versions.items() if _exists(files, type_name))
+                names = _file_names(type_name)
+                known_api_versions.update(v for v, files in versions.items() if _exists(files, names))
                 continue
             possible_path = os.path.join(path, service_name)
             if not os.path.isdir(possible_path):
