@@ -1,6 +1,6 @@
 # Releasing and publishing (issues 3, 7, 24): the release files, the layers into every region, the
 # wheel to a package index, the region list, and the demo's experiment on the user's own account.
-# (targets: release, publish, regions, bench-publish, publish-wheel, actionlint; files: build/release/)
+# (targets: release, publish, regions, bench-publish, publish-wheel, actionlint, verify-aws; files: build/release/)
 
 # make release: build/release/ holds both layer zips named with the version, the wheel, one CycloneDX
 # SBOM per zip and SHA256SUMS, byte-for-byte reproducible. The bytecode is compiled by the pinned
@@ -81,3 +81,25 @@ actionlint: $(ACTIONLINT)
 	$(ACTIONLINT) -no-color
 test-build: $(ACTIONLINT)
 test-build: export AWS_KEEPALIVE_ACTIONLINT := $(CURDIR)/$(ACTIONLINT)
+
+# make verify-aws [REGION=...] [MEMORY_MB=128] [VPC=1 [YES=1]] [GAPS=3] [GAP_S=380] [STEADY=5]: the demo's
+# experiment in your own account (tools/verify_aws.py): a SAM stack (a table; the lab's example function
+# with no layer, with BOTOCORE_TCP_KEEPALIVE=true, with the layer), invocations after gaps past the NAT
+# gateway's 350 s and after short ones, the demo's table, build/verify-aws.json, the stack deleted (also on
+# Ctrl-C). ~25 min with the defaults. Credentials are checked first: without them it stops before
+# building anything. VPC=1 (a NAT gateway: billed by the hour) prints the estimate and asks, unless YES=1.
+REGION ?=
+VPC ?= 0
+YES ?= 0
+GAPS ?= 3
+GAP_S ?= 380
+STEADY ?= 5
+.PHONY: verify-aws
+verify-aws: $(TOOLS_PY)
+	$(TOOLS_PY) tools/verify_aws.py --check-credentials $(if $(REGION),--region $(REGION))
+	$(MAKE) --no-print-directory $(SAM) $(RELEASE_SUMS)
+	PATH=$(SAM_PATH) $(TOOLS_PY) tools/verify_aws.py --sam $(SAM) \
+	  --layer-zip $(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip $(if $(REGION),--region $(REGION)) \
+	  --memory-mb $(MEMORY_MB) --gaps $(GAPS) --gap-s $(GAP_S) --steady $(STEADY) \
+	  $(if $(filter 1,$(VPC)),--vpc) $(if $(filter 1,$(YES)),--yes) \
+	  --work $(BUILD_DIR)/verify-aws --json $(BUILD_DIR)/verify-aws.json
