@@ -47,10 +47,14 @@ SOURCES = {
     "layer": ("layer.json", "make layer"),
     "layer-hook": ("layer-hook.json", "make layer FLAVOR=hook"),
     "wheel": ("wheel.json", "make wheel"),
+    "demo-lmi": ("demo-lmi.json", "make demo-lmi"),
+    "measure-learn": ("measure-learn.json", "make measure-learn"),
+    "bench-aio": ("bench-aio-patch.json", "make bench-aio"),
+    "bench-children": ("bench-children.json", "make bench-children"),
 }
 
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
-PLOTS = {"demo": ("demo.png",)}
+PLOTS = {"demo": ("demo.png",), "demo-lmi": ("demo-lmi.png",)}
 
 # At the start of a line (an indented example, as in docs/numbers.md, is not a block).
 MARKER = re.compile(r"^<!-- rendered from (?P<sources>[^>]*?) by make docs \(view (?P<view>[\w-]+)\) -->\n"
@@ -220,6 +224,31 @@ def view_sizes(data):
     return table(("build", "zipped", "unzipped", "files"), rows)
 
 
+def view_aio(data):
+    """docs/async.md: what patching aiobotocore costs once, and per request."""
+    rows = data["bench-aio"]["rows"]
+    once = table(("version", "p50 µs", "max µs"), [(r["version"], "%.1f" % r["p50_us"], "%.1f" % r["max_us"])
+                                                    for r in rows if "p50_us" in r])
+    per_request = [r for r in rows if "request_p50_us" in r]
+    each = table(("switch", "p50 µs per PutItem (%s, 3 processes)" % per_request[0]["version"]),
+                 [(r["switch"], ", ".join("%.1f" % v for v in r["request_p50_us"])) for r in per_request])
+    return "`aio.apply`, once per process:\n\n%s\n\nPer request:\n\n%s" % (once, each)
+
+
+def view_children(data):
+    """docs/shapes-lmi.md: what the layer costs a child process, per start method."""
+    children = data["bench-children"]
+    starts = table(("CPython", "start method", "no layer", "layer, switch off", "layer on", "on - off",
+                    "child activated"),
+                   [(r["python"], r["method"], "%.1f ms" % r["no layer"], "%.1f ms" % r["layer, switch off"],
+                     "%.1f ms" % r["layer on"], "%+.1f ms" % r["on - off"],
+                     "yes" if r["child activated (layer on)"] else "NO") for r in children["rows"]])
+    work = "; ".join("CPython %s: %.0f µs" % (w["python"], w["child_work_us"]) for w in children["child_work"])
+    return ("The layer's own work in a new forkserver/spawn child (unpickle, import, activate; median of "
+            "%d fresh interpreters): %s. Child start to first result, `ProcessPoolExecutor(1)`, median of %d:"
+            "\n\n%s" % (children["rounds"], work, children["rounds"], starts))
+
+
 def view_headline(data):
     """README.md, "What it costs and saves": the few numbers a user weighs."""
     startup, coldstart = data["startup"]["rows"], data["coldstart"]["rows"]
@@ -263,6 +292,10 @@ def view_headline(data):
 VIEWS = {
     "demo": ("lab.experiments.demo.report:view", ["demo"]),
     "demo-ten": ("lab.experiments.demo.report:view_ten", ["demo"]),
+    "demo-lmi": ("lab.experiments.demo.lmi:view", ["demo-lmi"]),
+    "measure-learn": ("lab.experiments.measure_learn.run:view", ["measure-learn"]),
+    "aio": (view_aio, ["bench-aio"]),
+    "children": (view_children, ["bench-children"]),
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
