@@ -103,3 +103,22 @@ verify-aws: $(TOOLS_PY)
 	  --memory-mb $(MEMORY_MB) --gaps $(GAPS) --gap-s $(GAP_S) --steady $(STEADY) \
 	  $(if $(filter 1,$(VPC)),--vpc) $(if $(filter 1,$(YES)),--yes) \
 	  --work $(BUILD_DIR)/verify-aws --json $(BUILD_DIR)/verify-aws.json
+
+# docs/attach.md's snippets, each checked by its own tool (tests/build/test_attach.py): SAM and cfn-lint
+# (.venv/sam), CDK synth (.venv/cdk: aws-cdk-lib from tools/cdk.txt, run by Node), Serverless Framework 3
+# (npm ci from tools/serverless/package-lock.json into .venv/serverless; v4 needs a login), and
+# `terraform fmt -check` where terraform is installed (terraform validate needs the registry's provider).
+CDK_PY := $(VENV)/cdk/bin/python
+SERVERLESS := $(VENV)/serverless/node_modules/.bin/serverless
+$(VENV)/serverless/.installed: tools/serverless/package.json tools/serverless/package-lock.json
+	rm -rf $(VENV)/serverless
+	mkdir -p $(VENV)/serverless
+	cp tools/serverless/package.json tools/serverless/package-lock.json $(VENV)/serverless/
+	cd $(VENV)/serverless && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+.PHONY: lock-serverless
+lock-serverless:
+	cd tools/serverless && npm install --package-lock-only --ignore-scripts --no-audit --no-fund
+test-build: $(CDK_PY) $(VENV)/serverless/.installed
+test-build: export AWS_KEEPALIVE_CDK_PYTHON := $(CURDIR)/$(CDK_PY)
+test-build: export AWS_KEEPALIVE_SERVERLESS := $(CURDIR)/$(SERVERLESS)
