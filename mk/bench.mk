@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts; docs renders their JSON into README and docs/)
+# coldstart-parts, bench-client; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -67,6 +67,16 @@ coldstart-parts: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
 	PYTHONPATH=$(CURDIR) $(VENV)/test-3.12/bin/python bench/coldstart_parts.py --zip $(LAYER_ZIP) \
 	  --hook-zip $(HOOK_ZIP) --json $(BUILD_DIR)/coldstart-parts.json --memory-mb $(COLDSTART_PARTS_MB) \
 	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p)))
+
+# The first DynamoDB / S3 client of a process, full layer on, with and without its prepared data
+# (layer/aws_keepalive/prepared.py), at CLIENT_MEMORY_MB's CPU shares, warm and cold page cache (the
+# cold rows need root); prints the table and writes build/bench-client.json.
+CLIENT_MEMORY_MB ?= 128 1769
+CLIENT_RUNS ?= 5
+.PHONY: bench-client
+bench-client: $(LAYER_ZIP)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/client_creation.py --zip $(LAYER_ZIP) --python $(TOOL_PYTHON) \
+	  $(foreach m,$(CLIENT_MEMORY_MB),--memory-mb $(m)) --runs $(CLIENT_RUNS) --json $(BUILD_DIR)/bench-client.json
 
 # Render the measured tables in README.md and docs/ (tools/render_docs.py, docs/numbers.md): each
 # benchmark's build/*.json measured later than its docs/data/ copy is taken into docs/data/ (with the

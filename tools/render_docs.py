@@ -44,13 +44,19 @@ SOURCES = {
     "bench-reuse": ("bench-reuse.json", "make bench-reuse"),
     "coldstart": ("coldstart.json", "make coldstart"),
     "coldstart-parts": ("coldstart-parts.json", "make coldstart-parts"),
+    "bench-client": ("bench-client.json", "make bench-client"),
     "layer": ("layer.json", "make layer"),
     "layer-hook": ("layer-hook.json", "make layer FLAVOR=hook"),
     "wheel": ("wheel.json", "make wheel"),
+    "demo-lmi": ("demo-lmi.json", "make demo-lmi"),
+    "measure-learn": ("measure-learn.json", "make measure-learn"),
+    "bench-aio": ("bench-aio-patch.json", "make bench-aio"),
+    "bench-children": ("bench-children.json", "make bench-children"),
+    "demo-durable": ("demo-durable.json", "make demo-durable"),
 }
 
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
-PLOTS = {"demo": ("demo.png",)}
+PLOTS = {"demo": ("demo.png",), "demo-lmi": ("demo-lmi.png",), "demo-durable": ("demo-durable.png",)}
 
 # At the start of a line (an indented example, as in docs/numbers.md, is not a block).
 MARKER = re.compile(r"^<!-- rendered from (?P<sources>[^>]*?) by make docs \(view (?P<view>[\w-]+)\) -->\n"
@@ -266,6 +272,21 @@ def view_coldstart_goals(data):
     return table(("goal", "target", "measured", "", "by"), rows)
 
 
+def view_client(data):
+    """docs/coldstart.md, "Prepared data": the first client of a process, stock loading vs the
+    build's prepared data, per memory size and page cache."""
+    client = data["bench-client"]
+    rows = [("%d MB" % row["memory_mb"], row["cache"], row["service"],
+             "%.0f (%.0f)" % (row["stock_client_ms"], row["stock_client_cpu_ms"]),
+             "%.0f (%.0f)" % (row["prepared_client_ms"], row["prepared_client_cpu_ms"]),
+             "**%.2f** (%.2f)" % (row["client_ratio"], row["client_cpu_ratio"]),
+             "%.0f" % row["client_saved_ms"]) for row in client["rows"]]
+    return (table(("memory", "page cache", "first client", "stock ms (CPU)", "prepared ms (CPU)",
+                   "prepared / stock (CPU)", "saved ms"), rows) +
+            "\n\nMedians of %d interleaved rounds; full layer on, `AWS_PYTHON_KEEPALIVE_PREPARED=0` vs `1`."
+            % client["runs"])
+
+
 def view_sizes(data):
     """docs/build.md: what each build weighs."""
     full, hook, wheel = data["layer"]["rows"][0], data["layer-hook"]["rows"][0], data["wheel"]["rows"][0]
@@ -289,6 +310,29 @@ def coldstart_line(data):
     return ("cold start to the first HTTPS response at 128 MB's CPU share, page cache cold (median, "
             "CPython %s)" % runtime["python"], "%.0f ms" % runtime["total_ms"],
             "full layer %s, hook flavor %s" % (effect(full), effect(hook)), "`make coldstart`")
+def view_aio(data):
+    """docs/async.md: what patching aiobotocore costs once, and per request."""
+    rows = data["bench-aio"]["rows"]
+    once = table(("version", "p50 µs", "max µs"), [(r["version"], "%.1f" % r["p50_us"], "%.1f" % r["max_us"])
+                                                    for r in rows if "p50_us" in r])
+    per_request = [r for r in rows if "request_p50_us" in r]
+    each = table(("switch", "p50 µs per PutItem (%s, 3 processes)" % per_request[0]["version"]),
+                 [(r["switch"], ", ".join("%.1f" % v for v in r["request_p50_us"])) for r in per_request])
+    return "`aio.apply`, once per process:\n\n%s\n\nPer request:\n\n%s" % (once, each)
+
+
+def view_children(data):
+    """docs/shapes-lmi.md: what the layer costs a child process, per start method."""
+    children = data["bench-children"]
+    starts = table(("CPython", "start method", "no layer", "layer, switch off", "layer on", "on - off",
+                    "child activated"),
+                   [(r["python"], r["method"], "%.1f ms" % r["no layer"], "%.1f ms" % r["layer, switch off"],
+                     "%.1f ms" % r["layer on"], "%+.1f ms" % r["on - off"],
+                     "yes" if r["child activated (layer on)"] else "NO") for r in children["rows"]])
+    work = "; ".join("CPython %s: %.0f µs" % (w["python"], w["child_work_us"]) for w in children["child_work"])
+    return ("The layer's own work in a new forkserver/spawn child (unpickle, import, activate; median of "
+            "%d fresh interpreters): %s. Child start to first result, `ProcessPoolExecutor(1)`, median of %d:"
+            "\n\n%s" % (children["rounds"], work, children["rounds"], starts))
 
 
 def view_headline(data):
@@ -329,13 +373,19 @@ def view_headline(data):
 VIEWS = {
     "demo": ("lab.experiments.demo.report:view", ["demo"]),
     "demo-ten": ("lab.experiments.demo.report:view_ten", ["demo"]),
+    "demo-lmi": ("lab.experiments.demo.lmi:view", ["demo-lmi"]),
+    "measure-learn": ("lab.experiments.measure_learn.run:view", ["measure-learn"]),
+    "aio": (view_aio, ["bench-aio"]),
+    "children": (view_children, ["bench-children"]),
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
     "coldstart": (view_coldstart, ["coldstart"]),
     "coldstart-imports": (view_coldstart_imports, ["coldstart-parts"]),
     "coldstart-goals": (view_coldstart_goals, ["coldstart", "bench-connect", "startup"]),
+    "client": (view_client, ["bench-client"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
+    "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
     "headline": (view_headline, ["demo", "startup", "coldstart", "bench-connect", "layer", "layer-hook", "wheel"]),
 }
 
