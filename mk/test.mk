@@ -54,6 +54,8 @@ test-lab: lab-deps
 test-lab: $(BENCH_PY)
 # The durable-function test's runner venv and function packages (mk/lab.mk, demo-durable).
 test-lab: $(DURABLE_PY) $(DURABLE_TASK)/.installed
+# AWS's Runtime Interface Emulator, which the stand-in is checked against (mk/lab.mk).
+test-lab: $(RIE)
 
 # --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
 # botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore
