@@ -196,12 +196,14 @@ def view_coldstart(data):
                      "%.0f" % row["import_ms"], "%.0f" % row["client_ms"], "%.0f" % row["call_ms"],
                      "**%.0f** [%.0f]" % (row["total_ms"], row["total_min_ms"]),
                      "**%.2f** / %.2f" % (row["total_over_runtime"], row["cpu_over_runtime"]),
-                     "%.0f" % row["process_ms"]))
+                     "%.0f" % row["process_ms"], row.get("verified_with", "—")))
     header = ("CPython", "MB", "column", "botocore", "import", "client", "first call", "total [min]",
-              "× runtime copy: total / CPU", "process")
+              "× runtime copy: total / CPU", "process", "verified with")
     return table(header, rows) + (
         "\n\nms, median of %d rounds (after %d warm-up) per cell; total = import + client + first call; "
-        "process = fork to the answer, interpreter start included. Page cache %s; trees %s; trust store "
+        "process = fork to the answer, interpreter start included; verified with: how the first call's "
+        "pool checked the server (`file`: the bundle parsed per connection, stock; `context`: loaded once "
+        "into the client's context; `directory`: the layer's hashed CA directory). Page cache %s; trees %s; trust store "
         "%d certificates. CA directories: %s." % (
             coldstart["runs"], coldstart["warmup"], coldstart["page_cache"], coldstart["read_only"],
             coldstart["trust_store_certificates"], "; ".join(coldstart["layer_ca"]) or "none"))
