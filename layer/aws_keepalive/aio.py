@@ -163,8 +163,11 @@ def _warn_about_user_config(config):
             if "socket_factory" in users
             else "the layer still sets keep-alive timers on each connection"
         )
+        # Keyed by kind -- which names win -- not by the values: a resolver, ssl_context or
+        # socket_factory is a new object (a new repr, with its address) for every client, and the
+        # common ``async with session.create_client(...)`` per request would warn per request.
         diagnostics.report_once(
-            "aio connector_args %r" % sorted(users.items(), key=repr),
+            "aio connector_args " + ",".join(sorted(users)),
             "AioConfig(connector_args=%r) set by the function wins over the layer's connector "
             "settings; %s" % (users, note),
             connector_args=repr(users),

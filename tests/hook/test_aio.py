@@ -65,6 +65,15 @@ HANDLER = """
 
 
     async def run(event):
+        for _ in range(event.get("resolver_clients", 0)):
+            # A new resolver object per client (its repr holds its address), as a function that
+            # builds its AioConfig per client or per request does.
+            import aiohttp
+
+            per_client = AioConfig(connector_args={"resolver": aiohttp.ThreadedResolver()})
+            async with get_session().create_client("dynamodb", region_name="us-east-1",
+                                                   endpoint_url=event["url"], config=per_client):
+                pass
         config = event.get("config")
         if config is not None:
             if config.pop("not_aiohttp", False):
@@ -235,6 +244,16 @@ def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, se
     assert len(warnings) == 1 and "'keepalive_timeout': 0.5" in warnings[0], run.stderr
     assert _reasons(run) == ["first use", "keepalive_timeout"], run.stderr
     assert _timers(run) == [(1, 60, 10, 3)] and run.result["limit"] == 32
+
+
+@pytest.mark.parametrize("name", MATRIX)
+def test_connector_args_warning_once_per_kind_not_per_object(name, run_function, server, tmp_path):
+    """50 clients, each with its own resolver object in connector_args: one warning line (the
+    warning is keyed by which connector_args win, not by their values' addresses)."""
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "no_requests": True, "resolver_clients": 50}, env=ON)
+    warnings = [line for line in run.layer_lines if "AioConfig(connector_args=" in line]
+    assert len(warnings) == 1 and "'resolver'" in warnings[0], run.stderr
 
 
 @pytest.mark.parametrize("name", MATRIX)
