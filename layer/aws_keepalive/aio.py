@@ -57,7 +57,7 @@ import time
 
 from aws_keepalive import diagnostics, idle, metrics, patch
 
-# During one AIOHTTPSession.send: a list of (host, port, idle_s) for each pooled connection the
+# During one AIOHTTPSession.send: a list of (host, port, idle_s, socket) for each pooled connection the
 # connector handed out, and None for each new connection (see 5. above).
 _send_note = contextvars.ContextVar("aws_keepalive_send_note", default=None)
 
@@ -221,7 +221,8 @@ def _patch_http_session(settings):
             except Exception as error:
                 reused = [entry for entry in note if entry is not None]
                 if reused:
-                    patch.stale_reuse(settings, *reused[-1], error, "aiobotocore")
+                    host, port, idle_s, sock = reused[-1]
+                    patch.stale_reuse(settings, host, port, idle_s, error, "aiobotocore", sock=sock)
                 raise
             finally:
                 _send_note.reset(token)
@@ -245,15 +246,16 @@ def _after_send(settings, note):
         return
     if note[-1] is not None:
         if idle.learn:
-            host, _, idle_s = note[-1]
+            host, _, idle_s, _ = note[-1]
             idle.reused_ok(host, idle_s)
         return
     reused = [entry for entry in note if entry is not None]
     if reused:
         # A pooled connection was handed out, then a new one opened in the same send: aiohttp
         # met a dead flow and retried by itself (it does for idempotent methods).
+        host, port, idle_s, _ = reused[-1]
         patch.stale_reuse(
-            settings, *reused[-1], ConnectionResetError("retried by aiohttp"), "aiohttp"
+            settings, host, port, idle_s, ConnectionResetError("retried by aiohttp"), "aiohttp"
         )
 
 
@@ -369,7 +371,11 @@ def _note_reuse(state, key, result):
     note = _send_note.get()
     if resting is None or note is None:
         return
-    note.append((getattr(key, "host", None), getattr(key, "port", None), idle.idle_seconds(resting[2])))
+    # The socket too: after a read timeout its TCP_INFO says whether the request was acknowledged.
+    transport = getattr(protocol, "transport", None)
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    note.append((getattr(key, "host", None), getattr(key, "port", None),
+                 idle.idle_seconds(resting[2]), sock))
 
 
 def _set_socket_options(protocol, socket_options):
