@@ -260,17 +260,52 @@ def _after_send(settings, note):
 
 
 class _ConnectorState:
-    """What the layer remembers about one aiohttp connector."""
+    """What the layer remembers about one aiohttp connector (it goes with the connector).
+
+    Bounded for a connector that lives for days and talks to thousands of hosts (S3 bucket
+    names): ``resting`` follows aiohttp's pool -- entries of connections aiohttp dropped by itself
+    (its keepalive_timeout cleanup, a peer's close) are swept out whenever the map has doubled
+    since the last sweep (``_sweep``: amortised O(1) per release, never more than twice the pool
+    plus ``SWEEP_SLACK``) -- and ``reasons`` / ``opened`` keep the ``MAX_KEYS`` keys used last (a
+    key dropped from them only labels its next new connection "first use").
+    """
+
+    SWEEP_SLACK = 64
+    MAX_KEYS = 1024
 
     def __init__(self, socket_options, max_idle_s):
         self.socket_options = socket_options
         self.max_idle_s = max_idle_s
         # id(protocol) -> (key, protocol, stamp) for each connection resting in the pool.
         self.resting = {}
+        self.sweep_at = self.SWEEP_SLACK
         # key -> why the next connection for it is opened (set when a pooled one was dropped).
         self.reasons = {}
-        # keys that had a connection already.
-        self.opened = set()
+        # keys that had a connection already (a dict: insertion order says which came first).
+        self.opened = {}
+
+    def set_reason(self, key, reason):
+        self.reasons.pop(key, None)
+        self.reasons[key] = reason
+        _trim(self.reasons, self.MAX_KEYS)
+
+    def mark_opened(self, key):
+        self.opened.pop(key, None)
+        self.opened[key] = True
+        _trim(self.opened, self.MAX_KEYS)
+
+
+def _trim(table, size):
+    while len(table) > size:
+        del table[next(iter(table))]
+
+
+def _sweep(connector, state):
+    """Drop ``resting`` entries of connections no longer in the connector's pool."""
+    pooled = set(id(entry[0]) for conns in connector._conns.values() for entry in conns)
+    for protocol_id in [p for p in state.resting if p not in pooled]:
+        del state.resting[protocol_id]
+    state.sweep_at = 2 * len(state.resting) + state.SWEEP_SLACK
 
 
 def _patch_connector(connector, socket_options, max_idle_s):
@@ -310,6 +345,8 @@ def _patch_connector(connector, socket_options, max_idle_s):
             pooled = connector._conns.get(key) or ()
             if any(entry[0] is protocol for entry in pooled):
                 state.resting[id(protocol)] = (key, protocol, idle.stamp())
+            if len(state.resting) > state.sweep_at:
+                _sweep(connector, state)
         except Exception as error:
             diagnostics.report_once("aio release", "connection bookkeeping failed: %r" % (error,))
         return result
@@ -326,7 +363,7 @@ def _patch_connector(connector, socket_options, max_idle_s):
             else:
                 reason = PEER_CLOSED
         # Marked before the await: concurrent tasks start their connects before the first ends.
-        state.opened.add(key)
+        state.mark_opened(key)
         note = _send_note.get()
         if note is not None:
             note.append(None)
@@ -406,7 +443,7 @@ def _drop_stale(connector, state, key, keepalive_timeout):
             if not _is_connected(protocol) or protocol.transport is None:
                 idle_s = idle.idle_seconds(since)
                 timed_out = keepalive_timeout is not None and idle_s >= keepalive_timeout
-                state.reasons[key] = KEEPALIVE_TIMEOUT if timed_out else PEER_CLOSED
+                state.set_reason(key, KEEPALIVE_TIMEOUT if timed_out else PEER_CLOSED)
     if not pooled:
         return
     for entry in list(pooled):
@@ -414,7 +451,7 @@ def _drop_stale(connector, state, key, keepalive_timeout):
         resting = state.resting.pop(id(protocol), None)
         since = resting[2] if resting is not None else None
         if not _is_connected(protocol):
-            state.reasons[key] = PEER_CLOSED
+            state.set_reason(key, PEER_CLOSED)
             continue  # aiohttp drops it itself
         transport = protocol.transport
         sock = transport.get_extra_info("socket") if transport is not None else None
@@ -426,11 +463,11 @@ def _drop_stale(connector, state, key, keepalive_timeout):
             )
         if reason is None and keepalive_timeout is not None and idle_s > keepalive_timeout:
             # aiohttp's own check on reuse will close it (the idle callback did not run yet).
-            state.reasons[key] = KEEPALIVE_TIMEOUT
+            state.set_reason(key, KEEPALIVE_TIMEOUT)
         if reason is not None:
             pooled.remove(entry)
             protocol.close()
-            state.reasons[key] = reason
+            state.set_reason(key, reason)
         else:
             if since is not None:
                 state.resting[id(protocol)] = (key, protocol, since)
