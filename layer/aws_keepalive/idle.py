@@ -200,25 +200,34 @@ _TCP_INFO_TIMES_OFFSET = 44
 _TCP_INFO_LENGTH = 60
 
 
-# struct tcp_info: tcpi_retransmits is the third byte; tcpi_unacked the u32 at byte 24.
+# struct tcp_info: tcpi_retransmits is the third byte, tcpi_unacked the u32 at byte 24,
+# tcpi_notsent_bytes the u32 at byte 144 (Linux 4.6+; an older kernel returns less).
 _TCP_INFO_RETRANSMITS_OFFSET = 2
 _TCP_INFO_UNACKED_OFFSET = 24
+_TCP_INFO_NOTSENT_OFFSET = 144
+_TCP_INFO_NOTSENT_LENGTH = 148
 
 
 def request_unacknowledged(sock):
     """After a read timeout on ``sock`` (still open): True when the peer's TCP never acknowledged
-    part of what was sent (segments unacknowledged, or the oldest being retransmitted): a dead
-    flow.  False when everything sent was acknowledged (the peer is alive, only slow), None when
-    the kernel cannot say (not Linux, not TCP, socket closed)."""
+    all that was sent: segments in flight unacknowledged (``tcpi_unacked``), the oldest being
+    retransmitted (``tcpi_retransmits``), or bytes still waiting in the send queue
+    (``tcpi_notsent_bytes``: a drop on the way out of this host, e.g. a netfilter rule, fails the
+    transmission, so the request never counts as sent): a dead flow.  False when everything sent
+    was acknowledged (the peer is alive, only slow), None when the kernel cannot say (not Linux,
+    not TCP, socket closed)."""
     import struct
 
     try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_LENGTH)
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_NOTSENT_LENGTH)
         retransmits = info[_TCP_INFO_RETRANSMITS_OFFSET]
         (unacked,) = struct.unpack_from("=I", info, _TCP_INFO_UNACKED_OFFSET)
+        notsent = 0
+        if len(info) >= _TCP_INFO_NOTSENT_LENGTH:
+            (notsent,) = struct.unpack_from("=I", info, _TCP_INFO_NOTSENT_OFFSET)
     except (AttributeError, OSError, IndexError, TypeError, struct.error):
         return None
-    return unacked > 0 or retransmits > 0
+    return unacked > 0 or retransmits > 0 or notsent > 0
 
 
 def keepalive_answered_s(sock, idle_s):
