@@ -1,6 +1,6 @@
 """What the layer costs a child process: start one ProcessPoolExecutor worker and get its first result.
 
-The parent starts the way the managed runtime starts a function (lab/runtime/startup.py: the layer's
+The parent starts the way the managed runtime starts a function (lab/standin/runtime/startup.py: the layer's
 folder through ``site.addsitedir``, so its ``.pth`` runs, then ``PYTHONPATH`` set to the runtime
 folder, which is what a forkserver or spawn child starts with). Then, per start method, it starts a
 one-worker ``ProcessPoolExecutor`` and waits for the worker's first result (``os.getpid``), ROUNDS
@@ -25,7 +25,7 @@ import tempfile
 from rows import write_rows
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNTIME_DIR = os.path.join(REPO, "lab", "runtime")
+RUNTIME_DIR = os.path.join(REPO, "lab", "standin", "runtime")
 METHODS = ("fork", "forkserver", "spawn")
 BATCH = 3  # rounds per parent process
 CONFIGS = (("no layer", None), ("layer, switch off", {}), ("layer on", {"AWS_PYTHON_KEEPALIVE": "1"}))

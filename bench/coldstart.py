@@ -9,7 +9,7 @@ So, per CPython, five ways of importing boto3 in a fresh interpreter (the same b
 for all five, ``-s``):
 
 * ``runtime_copy``: the stand-in runtime's site-packages (``.venv/lambda-3.X``, made by
-  lab/runtime_prefix.py: the runtime-kind boto3 of RUNTIME_BOTO3, default 1.42.97, and
+  lab/standin/runtime_prefix.py: the runtime-kind boto3 of RUNTIME_BOTO3, default 1.42.97, and
   awslambdaric), copied and compiled with compileall as pip and the runtime images compile it;
 * ``hook_layer``: the hook-only flavor (``make layer FLAVOR=hook``, build/layer-hook.zip) added as
   the runtime adds /opt/python, in front of the runtime copy, switch on: the function keeps the
@@ -30,7 +30,7 @@ child: what the child itself ran, which other processes' load barely moves, unli
 
 Read-only: on Lambda /opt and the runtime are read-only, so nothing compiled at import is cached.
 ``--memory-mb N`` runs every child at that Lambda memory size's CPU share (a cgroup CPU quota,
-lab/cpu_share.py; 1769 MB = 1 vCPU), as the function's init would run on Lambda; default: full CPU.
+lab/standin/cpu_share.py; 1769 MB = 1 vCPU), as the function's init would run on Lambda; default: full CPU.
 
 All trees live under one folder that is bind-mounted read-only in a private mount namespace
 (``unshare -m``, needs root; chmod would not stop root).  Without unshare the children run with
@@ -108,7 +108,7 @@ def prepare(zip_path, pythons, root, hook_zip=None):
 
 def runtime_site_packages(minor):
     """site-packages of the lab's runtime stand-in for ``minor`` (created on first use)."""
-    from lab import runtime_prefix
+    from lab.standin import runtime_prefix
 
     python = runtime_prefix.ensure(minor)  # <prefix>/bin/python
     return str(runtime_prefix.site_packages(python.parents[1], minor))
@@ -151,7 +151,7 @@ def measure(python, minor, variant, root, url, extra_env, memory_mb=None):
     env = child_env(switch, extra_env)
     code = CHILD % {"path": path, "layer": layer, "url": url, "boto3_root": boto3_root}
     command = [python, "-s", "-c", code]
-    from lab import cpu_share
+    from lab.standin import cpu_share
 
     completed = cpu_share.run(command, memory_mb, capture_output=True, text=True, env=env,
                               timeout=120 if memory_mb is None else 600)

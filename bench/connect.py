@@ -2,7 +2,7 @@
 at Lambda CPU shares, beside the floor (the same connection verified with a one-certificate bundle).
 
 Each (memory size, configuration) runs in a fresh interpreter inside a cgroup CPU quota
-(lab/cpu_share.py). The TLS server (a localhost certificate from a test CA) runs here, unthrottled.
+(lab/standin/cpu_share.py). The TLS server (a localhost certificate from a test CA) runs here, unthrottled.
 The bundle is the SDK's default (botocore's get_cert_path(True)) plus the test CA, as verify=True
 on Lambda with a private CA would be. Medians of many connections; the quota period is 100 ms.
 
@@ -75,7 +75,8 @@ print(json.dumps({"first_call_s": answered - start, "import_s": imported - start
 
 def main():
     import botocore.httpsession
-    from lab import cpu_share, trust_store
+    from lab.standin import cpu_share
+    from lab.standin import trust_store
     import trustme
     from ddb_server import DynamoDBShapedServer
     from rows import write_rows

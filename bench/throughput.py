@@ -8,13 +8,13 @@ test_bench_throughput.py runs it small and checks the rows are consistent).
 
 The seed comparison (one of the articles this project started from, 10 000 DynamoDB writes:
 sequential boto3 832.65, threaded boto3 71.23, aiohttp with hand-signed requests 11.06, i.e.
-1 : 11.7 : 75) reproduced in the lab: DynamoDB Local (lab/dynamodb.py) behind the TLS front
-(lab/tls_front.py) behind Netem (lab/netem.py) adding ``--rtt-ms`` of round trip. Each
+1 : 11.7 : 75) reproduced in the lab: DynamoDB Local (lab/services/dynamodb.py) behind the TLS front
+(lab/net/tls_front.py) behind Netem (lab/net/netem.py) adding ``--rtt-ms`` of round trip. Each
 configuration gets a fresh Netem, so its ``accepted`` count is that configuration's new connections
 (TCP + TLS handshakes across the RTT), warm-up included. Each configuration runs in its own
 interpreter (bench/throughput_worker.py), with ``--memory-mb`` at that Lambda memory size's CPU
-share (lab/cpu_share.py; make bench-throughput passes MEMORY_MB) and a real-size trust store (the
-SDK's default bundle + the lab CA, lab/trust_store.py), as a function on Lambda: cold, and with
+share (lab/standin/cpu_share.py; make bench-throughput passes MEMORY_MB) and a real-size trust store (the
+SDK's default bundle + the lab CA, lab/standin/trust_store.py), as a function on Lambda: cold, and with
 the layer (``layer/`` added as a site directory, switch on,
 ``AWS_PYTHON_KEEPALIVE_POOL_SIZE=concurrency``) or without it.
 
@@ -61,10 +61,10 @@ WORKER_TIMEOUT = 600.0
 
 def worker_env(ddb, layer_on, concurrency, memory_mb=None):
     """An explicit environment: this machine exports AWS_* variables the comparison must not see.
-    The credentials and region are the lab's (lab.function_net.create_table makes the table in the
+    The credentials and region are the lab's (lab.standin.function_net.create_table makes the table in the
     database of that access key; DynamoDB Local keeps one per key and region)."""
-    from lab.lambda_env import BASE_ENV
-    from lab.trust_store import sdk_bundle_with
+    from lab.standin.lambda_env import BASE_ENV
+    from lab.standin.trust_store import sdk_bundle_with
 
     keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root"),
@@ -79,8 +79,8 @@ def worker_env(ddb, layer_on, concurrency, memory_mb=None):
 
 def run_configuration(ddb, name, worker_name, layer_on, networked, args):
     """One worker run; returns its row (plus the raw worker output for the caller's checks)."""
-    from lab.driver import percentile  # nearest rank, as the lab's other tables
-    from lab.netem import Netem
+    from lab.standin.driver import percentile  # nearest rank, as the lab's other tables
+    from lab.net.netem import Netem
 
     netem = Netem(ddb.tls_address, rtt=args.rtt_ms / 1000.0).start() if networked else None
     try:
@@ -91,7 +91,7 @@ def run_configuration(ddb, name, worker_name, layer_on, networked, args):
             command += ["--layer", LAYER]
         memory_mb = None if worker_name == "raw" else args.memory_mb
         env = worker_env(ddb, layer_on, args.concurrency, memory_mb)
-        from lab import cpu_share
+        from lab.standin import cpu_share
 
         proc = cpu_share.run(command, memory_mb, env=env, capture_output=True, text=True,
                              timeout=WORKER_TIMEOUT)
@@ -150,8 +150,8 @@ def main(argv=None):
     p.add_argument("--json", default=os.path.join(REPO, "build", "bench-throughput.json"))
     args = p.parse_args(argv)
     args.memory_mb = args.memory_mb or None
-    from lab.dynamodb import DynamoDBLocal
-    from lab.function_net import create_table
+    from lab.services.dynamodb import DynamoDBLocal
+    from lab.standin.function_net import create_table
 
     rows = []
     notes = []

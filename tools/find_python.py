@@ -3,8 +3,9 @@
     tools/find-python 3.12                 prints the interpreter's path (exit 1 + a message if none)
     tools/find-python --make 3.10 3.11 ... prints "3.10=/path 3.11=/path" for those found (for make)
     tools/find-python --missing 3.12 --goal demo   prints the one-line "how to get it" message
-    tools/find-python --install 3.14       found, or installed (tools/install_python.py): prints the path
-    tools/find-python --report 3.9 ... 3.14  the same for each, one line each: where it came from
+
+Only looks: installing a minor no place has is tools/install_python.py's (``tools/install-python``),
+which imports this module, never the other way round.
 
 Why a lookup of its own: the Makefile and the lab used to look only under pyenv, so on a machine
 with a distribution Python (Debian's /usr/bin/python3.11) every target failed with an obscure
@@ -108,22 +109,6 @@ def find(minor, environ=None, uv=None, root=INSTALL_ROOT):
     return where(minor, environ, uv, root)[0]
 
 
-def find_or_install(minor, uv=None, root=INSTALL_ROOT):
-    """(path, where it came from): found in one of the four places, else installed into ``root``
-    by tools/install_python.py (uv python install, else Maven Central); RuntimeError if neither works."""
-    path, place = where(minor, uv=uv, root=root)
-    if place == "installed":
-        import install_python
-
-        return path, "installed earlier: " + (install_python.installed_origin(minor, root) or "?")
-    if path:
-        return path, {"pyenv": "pyenv", "PATH": "python%s on PATH" % minor, "uv": "uv-managed"}[place]
-    import install_python
-
-    path, origin = install_python.ensure(minor, root=root, uv=uv)
-    return path, "installed now: " + origin
-
-
 def missing_message(minor, goal=None, who=None):
     """One line: which target (or who) needs which version, and the three ways to get it."""
     who = who or ("make %s" % goal if goal else "this")
@@ -137,12 +122,8 @@ def main(argv=None):
     parser.add_argument("--make", action="store_true", help="print minor=path for every minor found")
     parser.add_argument("--missing", action="store_true", help="print the message for a missing minor")
     parser.add_argument("--goal", default="", help="the make goal that needs it (for --missing)")
-    parser.add_argument("--install", action="store_true", help="install the minor when missing, print its path")
-    parser.add_argument("--report", action="store_true", help="--install for each minor, one line each")
     parser.add_argument("--uv", default=None, help="a uv executable to ask for uv-managed interpreters")
     args = parser.parse_args(argv)
-    if args.install or args.report:
-        return install_main(args.minors, args.report, args.uv, args.goal.strip() or None, INSTALL_ROOT)
     if args.missing:
         print(missing_message(args.minors[0], args.goal.strip() or None))
         return 0
@@ -156,23 +137,6 @@ def main(argv=None):
         return 1
     print(path)
     return 0
-
-
-def install_main(minors, report, uv, goal, root):
-    failed = False
-    for minor in minors:
-        try:
-            path, origin = find_or_install(minor, uv=uv, root=root)
-        except RuntimeError as error:
-            print("%s (%s)" % (missing_message(minor, goal), error), file=sys.stderr)
-            failed = True
-            continue
-        if report:
-            print("CPython %-5s %s  (%s)" % (minor, os.path.relpath(path) if path.startswith(REPO) else path, origin),
-                  flush=True)
-        else:
-            print(path)
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,22 +1,22 @@
 """Install a CPython minor that tools/find_python.py does not find, into the folder the Makefile owns.
 
-    tools/find-python --install 3.14            installs it if missing, prints the interpreter's path
-    tools/find-python --report 3.9 3.10 ...     the same for each, one line each: where it came from
+    tools/install-python 3.14                   found (find_python), else installed: prints its path
+    tools/install-python --report 3.9 3.10 ...  the same for each, one line each: where it came from
 
 ``.venv/python/<minor>/`` (``INSTALL_ROOT``) is the fourth place find_python looks, after pyenv,
 ``python3.X`` on PATH and uv's own folder, so an interpreter installed here is found by every
-later make run, the lab's stand-in (lab/runtime_prefix.py) and the tests.  Two sources, in order:
+later make run, the lab's stand-in (lab/standin/runtime_prefix.py) and the tests.  Two sources, in order:
 
 1. ``uv python install`` (python-build-standalone builds, downloaded from GitHub): a user's
    machine with internet.  uv is the repo's ``.venv/uv/bin/uv`` or one on PATH.  The build lands
    in ``.venv/python/uv/`` and ``.venv/python/<minor>`` becomes a symlink to it.
 2. The self-contained builds the JavaCPP Presets publish on Maven Central as
    ``org.bytedeco:cpython:<py>-<presets>:jar:linux-x86_64`` (``MAVEN_BUILDS``), fetched with mvn
-   into the local Maven repository (~/.m2) and unpacked: the machines this repo runs on reach
-   PyPI and Maven Central but not GitHub.  The jar is the build's prefix under
-   ``org/bytedeco/cpython/linux-x86_64/`` with a few quirks a jar brings (``unpack_maven``): no
-   symlinks and no file modes, libpython and libffi beside ``bin/`` (the binaries' RUNPATH is
-   ``$ORIGIN/../lib/``, among others), scripts whose shebang names the builder's folder.
+   into the local Maven repository (``maven_repository``: $MAVEN_REPOSITORY, else $HOME/.m2/repository)
+   and unpacked: the machines this repo runs on reach PyPI and Maven Central but not GitHub.  The
+   jar is the build's prefix under ``org/bytedeco/cpython/linux-x86_64/`` with a few quirks a jar
+   brings (``unpack_maven``): no symlinks and no file modes, libpython and libffi beside ``bin/``
+   (the binaries' RUNPATH is ``$ORIGIN/../lib/``, among others), scripts whose shebang names the builder's folder.
 
 The Maven builds link OpenSSL statically, configured with the builder's folder as OPENSSLDIR, so
 their ``ssl`` finds no CA certificates on any other machine (``ssl.get_default_verify_paths()``
@@ -34,6 +34,7 @@ prefix (an interrupted run) is made again.  Stdlib only, like find_python (it ru
 machine's own python3).
 """
 
+import argparse
 import fcntl
 import glob
 import os
@@ -66,6 +67,8 @@ JAR_PREFIX = "org/bytedeco/cpython/linux-x86_64/"
 # Where distributions keep OpenSSL's folder (cert.pem, certs/): Debian/Ubuntu, Fedora/RHEL/Amazon
 # Linux, Alpine/Arch/SUSE-style.  Tried after the running interpreter's own answer.
 SYSTEM_OPENSSL_DIRS = ("/usr/lib/ssl", "/etc/pki/tls", "/etc/ssl")
+# The sha256 of every jar in MAVEN_BUILDS (committed; checked before a jar is unpacked).
+MAVEN_PINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpython-maven.sha256")
 
 
 def log(message):
@@ -102,10 +105,23 @@ def ensure(minor, root=INSTALL_ROOT, uv=None, mvn="mvn"):
         return find_python.from_install_root(minor, root), origin
 
 
-def _install(minor, root, uv, mvn):
+def ensure_pinned(minor, root, mvn="mvn"):
+    """The pinned Maven Central build of ``minor`` under ``root`` (made on first use, jar checked
+    against MAVEN_PINS), never uv's nor the machine's: what compiles a release's bytecode
+    (tools/release.py).  Returns (interpreter, origin) like ``ensure``."""
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "." + minor + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        origin = installed_origin(minor, root)
+        if origin != "Maven Central %s" % maven_coordinates(minor):
+            origin = _install(minor, root, None, mvn, sources=(install_from_maven,))
+        return find_python.from_install_root(minor, root), origin
+
+
+def _install(minor, root, uv, mvn, sources=None):
     prefix = prefix_for(minor, root)
     failures = []
-    for source in (install_with_uv, install_from_maven):
+    for source in sources or (install_with_uv, install_from_maven):
         _remove(prefix)
         try:
             origin = source(minor, root, uv=uv, mvn=mvn)
@@ -161,32 +177,81 @@ def maven_coordinates(minor):
     return "%s:%s:jar:%s" % (MAVEN_GROUP_ARTIFACT, MAVEN_BUILDS[minor], MAVEN_CLASSIFIER)
 
 
-def maven_jar(minor, mvn="mvn"):
-    """The jar in the local Maven repository, fetched with ``mvn dependency:get`` when not there."""
+def maven_pins(path=None):
+    """{coordinates: sha256} from the committed pins file ("<sha256>  <coordinates>" lines)."""
+    pins = {}
+    with open(path or MAVEN_PINS) as handle:
+        for line in handle:
+            if line.strip() and not line.startswith("#"):
+                digest, coordinates = line.split()
+                pins[coordinates] = digest
+    return pins
+
+
+def verify_jar(jar, minor, pins_path=None):
+    """Refuse a jar whose sha256 is not the pinned one; returns the sha256."""
+    import hashlib
+
+    coordinates = maven_coordinates(minor)
+    pins_path = pins_path or MAVEN_PINS
+    expected = maven_pins(pins_path).get(coordinates)
+    if expected is None:
+        raise RuntimeError("%s has no pinned sha256 in %s: add its line (sha256sum of the jar) before using it"
+                           % (coordinates, pins_path))
+    digest = hashlib.sha256()
+    with open(jar, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise RuntimeError("%s: sha256 %s is not the pinned %s (%s): refusing to unpack it; this file is not the "
+                           "build the repo pinned (a corrupt download or a changed artifact): delete it to fetch "
+                           "again, or review and update the pin" % (jar, digest.hexdigest(), expected, pins_path))
+    return expected
+
+
+def maven_repository(environ=None):
+    """The local Maven repository the jar is fetched into and looked up in: $MAVEN_REPOSITORY, else
+    $HOME/.m2/repository.
+
+    Named explicitly on both sides (mvn gets it as ``-Dmaven.repo.local``): mvn's own default is
+    ``${user.home}/.m2/repository``, and Java's user.home is the passwd entry's home, not $HOME.
+    Where the two differ (a container, ``sudo -E``, a CI runner that sets HOME) mvn wrote the jar to
+    one folder and this looked in the other, so every install "failed" after a good download.  $HOME's
+    .m2 rather than a folder in the clone: one download serves every clone and worktree of the repo
+    and the user's own Maven, and it is the folder CI runners already cache."""
+    environ = os.environ if environ is None else environ
+    home = environ.get("HOME") or os.path.expanduser("~")
+    return environ.get("MAVEN_REPOSITORY") or os.path.join(home, ".m2", "repository")
+
+
+def maven_jar(minor, mvn="mvn", repository=None):
+    """The jar in the local Maven repository (``maven_repository()`` unless given), fetched into it
+    with ``mvn dependency:get`` when not there."""
     if minor not in MAVEN_BUILDS:
         raise RuntimeError("Maven Central has no CPython %s build (org.bytedeco:cpython)" % minor)
     version = MAVEN_BUILDS[minor]
-    repository = os.environ.get("MAVEN_REPOSITORY") or os.path.join(
-        os.path.expanduser("~"), ".m2", "repository")
+    repository = repository or maven_repository()
     jar = os.path.join(repository, "org", "bytedeco", "cpython", version,
                        "cpython-%s-%s.jar" % (version, MAVEN_CLASSIFIER))
     if not os.path.isfile(jar):
         if shutil.which(mvn) is None:
             raise RuntimeError("Maven Central: no %s on PATH to fetch %s (apt install maven)"
                                % (mvn, maven_coordinates(minor)))
-        log("fetching %s with mvn" % maven_coordinates(minor))
-        result = subprocess.run([mvn, "-B", "-q", "dependency:get", "-Dtransitive=false",
-                                 "-Dartifact=" + maven_coordinates(minor)],
+        log("fetching %s with mvn into %s" % (maven_coordinates(minor), repository))
+        result = subprocess.run([mvn, "-B", "-q", "-Dstyle.color=never", "-Dmaven.repo.local=" + repository,
+                                 "dependency:get", "-Dtransitive=false", "-Dartifact=" + maven_coordinates(minor)],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                 timeout=900)
         if result.returncode != 0 or not os.path.isfile(jar):
             tail = " ".join(result.stdout.strip().splitlines()[-2:])
-            raise RuntimeError("mvn dependency:get %s failed: %s" % (maven_coordinates(minor), tail))
+            raise RuntimeError("mvn dependency:get %s failed: %s" % (maven_coordinates(minor),
+                                                                      tail or "no %s afterwards" % jar))
     return jar
 
 
 def install_from_maven(minor, root, mvn="mvn", **_):
     jar = maven_jar(minor, mvn)
+    verify_jar(jar, minor)
     log("unpacking %s into %s" % (os.path.basename(jar), prefix_for(minor, root)))
     unpack_maven(jar, minor, prefix_for(minor, root))
     return "Maven Central %s" % maven_coordinates(minor)
@@ -324,3 +389,47 @@ def check(minor, root=INSTALL_ROOT):
     if system_openssl_dir() and not seen["found"]:
         raise RuntimeError("%s: ssl finds no CA certificates by default (it looks for %s)"
                            % (python, seen["looks_in"]))
+
+
+def find_or_install(minor, uv=None, root=INSTALL_ROOT):
+    """(path, where it came from): found in one of find_python's four places, else installed into
+    ``root`` (uv python install, else Maven Central); RuntimeError if neither works."""
+    path, place = find_python.where(minor, uv=uv, root=root)
+    if place == "installed":
+        return path, "installed earlier: " + (installed_origin(minor, root) or "?")
+    if path:
+        return path, {"pyenv": "pyenv", "PATH": "python%s on PATH" % minor, "uv": "uv-managed"}[place]
+    path, origin = ensure(minor, root=root, uv=uv)
+    return path, "installed now: " + origin
+
+
+def install_main(minors, report, uv, goal, root):
+    failed = False
+    for minor in minors:
+        try:
+            path, origin = find_or_install(minor, uv=uv, root=root)
+        except RuntimeError as error:
+            print("%s (%s)" % (find_python.missing_message(minor, goal), error), file=sys.stderr)
+            failed = True
+            continue
+        if report:
+            repo = find_python.REPO
+            print("CPython %-5s %s  (%s)" % (minor, os.path.relpath(path) if path.startswith(repo) else path, origin),
+                  flush=True)
+        else:
+            print(path)
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("minors", nargs="+", help="CPython minors such as 3.14")
+    parser.add_argument("--report", action="store_true", help="one line per minor: its path and where it came from")
+    parser.add_argument("--goal", default="", help="the make goal that needs it (for the message when it fails)")
+    parser.add_argument("--uv", default=None, help="a uv executable to install with (and to ask, like find_python)")
+    args = parser.parse_args(argv)
+    return install_main(args.minors, args.report, args.uv, args.goal.strip() or None, INSTALL_ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,7 +2,7 @@
 the Makefile installed (paths passed in by `make test-build`), and a clean environment.
 
 Nothing here touches real AWS: publishing goes to a local moto server, functions run under the
-runtime stand-in (lab/runtime/invoke_once.py)."""
+runtime stand-in (lab/standin/runtime/invoke_once.py)."""
 
 import contextlib
 import functools
@@ -18,7 +18,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools"))
-STANDIN = os.path.join(REPO, "lab", "runtime", "invoke_once.py")
+STANDIN = os.path.join(REPO, "lab", "standin", "runtime", "invoke_once.py")
 
 # The machine exports AWS_CA_BUNDLE and friends: children get only this, plus what a test adds.
 BASE_ENV = {
@@ -112,6 +112,21 @@ def trimmed(tmp_path_factory):
 def hook_layer(tmp_path_factory):
     """The hook-only flavor, built once by `make layer FLAVOR=hook`: (zip path, printed fields)."""
     return make_layer(str(tmp_path_factory.mktemp("hook")), flavor="hook")
+
+
+def make_release(build_dir):
+    """Run `make release` into ``build_dir``/release; returns that folder."""
+    completed = subprocess.run(["make", "--no-print-directory", "-C", REPO, "release", "BUILD_DIR=%s" % build_dir],
+                               capture_output=True, text=True, env=env())
+    if completed.returncode != 0:
+        raise AssertionError("make release failed:\n%s%s" % (completed.stdout, completed.stderr))
+    return os.path.join(build_dir, "release")
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory):
+    """build/release/ made once by `make release` (both zips, the wheel, SBOMs, SHA256SUMS)."""
+    return make_release(str(tmp_path_factory.mktemp("release")))
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,8 @@ import build_wheel
 import layer_info
 
 sys.path.insert(0, REPO)
-from lab import runtime_prefix  # noqa: E402  (the stand-in runtime, for the hook flavor)
-from lab.lambda_env import PYTHON_MINORS  # noqa: E402
+from lab.standin import runtime_prefix  # noqa: E402  (the stand-in runtime, for the hook flavor)
+from lab.standin.lambda_env import PYTHON_MINORS  # noqa: E402
 
 # Size budget (decimal megabytes): Lambda allows 50 MB zipped and 250 MB unzipped for a function
 # and all its layers together; this layer must leave most of that to the function.

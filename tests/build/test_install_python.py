@@ -1,5 +1,5 @@
 """tools/install_python.py: a CPython minor this machine lacks, installed into the Makefile's folder
-from Maven Central's real build (org.bytedeco:cpython, fetched with mvn into ~/.m2 once), with uv
+from Maven Central's real build (org.bytedeco:cpython, fetched with mvn into $HOME/.m2 once), with uv
 tried first; its ssl pointed at the system's certificates; idempotent and locked.
 
 uv python install cannot run here (its builds come from GitHub), so the uv route is played by a
@@ -8,12 +8,14 @@ UV_PYTHON_INSTALL_DIR (holding links to the real installed interpreter)."""
 
 import json
 import os
+import pwd
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 
-import find_python
 import install_python
 import pytest
 
@@ -127,6 +129,30 @@ def test_parallel_installs_unpack_once(tmp_path):
     assert sum(err.count("unpacking") for _, err in outputs) == 1
 
 
+def test_maven_jar_found_where_mvn_put_it_when_home_is_not_the_accounts(tmp_path, monkeypatch):
+    """HOME a fresh folder (a container, sudo -E, a CI runner), not the passwd entry's home that is
+    Java's user.home: the jar mvn fetches is found, in $HOME/.m2/repository, where mvn put it (mvn
+    is told the repository; by default it writes under user.home and the jar was never found)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("MAVEN_REPOSITORY", raising=False)
+    account_home = pwd.getpwuid(os.getuid()).pw_dir
+    assert os.path.realpath(account_home) != os.path.realpath(home)
+    # mvn's own plugins from the account's repository (copied: no download; none on a fresh
+    # machine), the CPython jar itself left out: mvn fetches it into the repository it is told.
+    account_repository = os.path.join(account_home, ".m2", "repository")
+    repository = home / ".m2" / "repository"
+    if os.path.isdir(account_repository):
+        shutil.copytree(account_repository, repository,
+                        ignore=lambda folder, names: ["cpython"] if folder.endswith("bytedeco") else [])
+    jar = install_python.maven_jar(MINOR)
+    version = install_python.MAVEN_BUILDS[MINOR]
+    assert jar == str(repository / "org" / "bytedeco" / "cpython" / version / ("cpython-%s-linux-x86_64.jar" % version))
+    assert zipfile.is_zipfile(jar)
+    assert install_python.maven_repository({"HOME": "/h", "MAVEN_REPOSITORY": "/m2"}) == "/m2"
+
+
 def fake_uv(tmp_path, real_prefix, works=True):
     """A script standing in for uv: `python install 3.14` makes cpython-3.14.9-linux-x86_64-gnu in
     UV_PYTHON_INSTALL_DIR with links to a real prefix's bin and lib (or fails like uv offline)."""
@@ -168,11 +194,42 @@ def test_report_one_line_per_minor(maven_root, capsys, monkeypatch):
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
     monkeypatch.setenv("UV_PYTHON_INSTALL_DIR", "/nonexistent")
     here = "%d.%d" % sys.version_info[:2]
-    assert find_python.install_main([here, MINOR], True, NO_UV, None, root) == 0
+    assert install_python.install_main([here, MINOR], True, NO_UV, None, root) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("CPython %s" % here) and lines[0].endswith("(python%s on PATH)" % here)
     assert path in lines[1] and lines[1].endswith("(installed earlier: %s)" % origin)
-    assert find_python.install_main(["3.8"], True, NO_UV, "test", root) == 1
+    assert install_python.install_main(["3.8"], True, NO_UV, "test", root) == 1
     last = capsys.readouterr().err.splitlines()[-1]  # after the installer's own progress lines
     assert last.startswith("make test needs CPython 3.8") and "Maven Central has no CPython 3.8 build" in last
+
+
+def test_every_maven_build_is_pinned():
+    """Each build in MAVEN_BUILDS has a sha256 line in tools/cpython-maven.sha256 (and no stale one)."""
+    pins = install_python.maven_pins()
+    assert set(pins) == {install_python.maven_coordinates(minor) for minor in install_python.MAVEN_BUILDS}
+    assert all(re.fullmatch(r"[0-9a-f]{64}", digest) for digest in pins.values())
+
+
+def test_fetched_jar_matches_its_pin(maven_root):
+    """The jar mvn fetched for the module's install is the pinned one (verify_jar returns its sha256)."""
+    jar = install_python.maven_jar(MINOR)
+    assert install_python.verify_jar(jar, MINOR) == install_python.maven_pins()[install_python.maven_coordinates(MINOR)]
+
+
+def test_a_jar_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
+    """A jar whose sha256 differs from its pin is refused before anything is unpacked, with a message
+    naming the file, both digests and the pins file; make interpreters then fails on that minor."""
+    jar = tmp_path / "cpython.jar"
+    jar.write_bytes(b"not the pinned build")
+    monkeypatch.setattr(install_python, "maven_jar", lambda minor, mvn="mvn": str(jar))
+    root = tmp_path / "root"
+    with pytest.raises(RuntimeError) as error:
+        install_python.install_from_maven(MINOR, str(root))
+    message = str(error.value)
+    assert str(jar) in message and "refusing" in message and "cpython-maven.sha256" in message
+    assert install_python.maven_pins()[install_python.maven_coordinates(MINOR)] in message
+    assert not (root / MINOR).exists()
+    with pytest.raises(RuntimeError) as error:
+        install_python.ensure_pinned(MINOR, str(root))
+    assert "refusing" in str(error.value)

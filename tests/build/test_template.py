@@ -117,14 +117,14 @@ def test_sam_build_yields_the_same_files_as_the_zip(tmp_path):
     assert (sam_dir / "ExampleFunction" / "app.py").is_file()
 
 
-# The README's Lambda Managed Instances snippet, translated by the SAM CLI's own samtranslator into
-# the CloudFormation it deploys: the names in the README must be the ones SAM knows.
+# The Managed Instances snippet of docs/shapes-lmi.md ("Attach it"), translated by the SAM CLI's own
+# samtranslator into the CloudFormation it deploys: the names there must be the ones SAM knows.
 TRANSLATE = r"""
 import json, re, sys
 from cfnlint.decode import cfn_yaml
 from samtranslator.translator.transform import transform
-readme = open(sys.argv[1]).read()
-section = readme[readme.index("### Lambda Managed Instances"):]
+doc = open(sys.argv[1]).read()
+section = doc[doc.index("## Attach it"):]
 snippet = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
 template = {"AWSTemplateFormatVersion": "2010-09-09", "Transform": "AWS::Serverless-2016-10-31",
             "Resources": cfn_yaml.loads(snippet)}
@@ -136,11 +136,11 @@ print(json.dumps(transform(template, {}, NoPolicies())["Resources"]))
 """
 
 
-def test_readme_managed_instances_snippet_translates():
-    """The README's Managed Instances YAML becomes an AWS::Lambda::CapacityProvider (its VpcConfig) and
+def test_managed_instances_snippet_translates():
+    """The Managed Instances YAML of docs/shapes-lmi.md becomes an AWS::Lambda::CapacityProvider (its VpcConfig) and
     a function whose CapacityProviderConfig names that provider, with the layer and the switch."""
     python = os.path.join(os.path.dirname(tool("AWS_KEEPALIVE_SAM")), "python")
-    completed = subprocess.run([python, "-c", TRANSLATE, os.path.join(REPO, "README.md")],
+    completed = subprocess.run([python, "-c", TRANSLATE, os.path.join(REPO, "docs", "shapes-lmi.md")],
                                capture_output=True, text=True, env=env(AWS_DEFAULT_REGION="us-east-1"))
     assert completed.returncode == 0, completed.stderr
     resources = json.loads(completed.stdout)

@@ -3,7 +3,7 @@
 At work means on real sockets: the wheel is installed by a real installer (pip ``--target`` into a
 function folder; uv into a venv), a botocore client talks to a local HTTP server, and the pooled
 socket's keep-alive options are read back with getsockopt.  Under the runtime stand-in
-(lab/lambda_env.LambdaFunction), the task folder is a site directory, as the managed runtime and
+(lab/standin/lambda_env.py: LambdaFunction), the task folder is a site directory, as the managed runtime and
 the AWS base images make it: that is what runs the wheel's ``.pth``.
 """
 
@@ -26,8 +26,8 @@ from conftest import REPO, env
 sys.path.insert(0, REPO)
 import build_wheel  # noqa: E402
 import layer_info  # noqa: E402
-from lab.lambda_env import LambdaFunction  # noqa: E402
-from lab.runtime_prefix import base_python  # noqa: E402
+from lab.standin.lambda_env import LambdaFunction  # noqa: E402
+from lab.standin.runtime_prefix import base_python  # noqa: E402
 
 KEEPALIVE_PROBE = os.path.join(REPO, "tests", "hook", "task", "keepalive_probe.py")
 UV = os.path.join(REPO, ".venv", "uv", "bin", "uv")

@@ -1,6 +1,6 @@
 """Fixtures for the compatibility suite: the repo and the hook tests' helpers on sys.path, a
 DynamoDB-shaped server on loopback, and a way to run a function in the stand-in runtime (real
-awslambdaric, lab/lambda_env.py) with the libraries of tests/compat/requirements.txt bundled in its
+awslambdaric, lab/standin/lambda_env.py) with the libraries of tests/compat/requirements.txt bundled in its
 task folder and the layer in /opt/python, activated by its .pth before the function's code runs
 (the Lambda order: the layer first, then the library)."""
 
@@ -39,9 +39,9 @@ def invoke(tmp_path):
     """invoke(handler_source, env={...}, exec_wrapper=None) -> lab Invocation of one event.
 
     The task folder links every entry of the libraries' folder, plus handler.py and the socket
-    probe; /opt is the repo's layer/ as python/ (lab.lambda_env.layer_from_source).
+    probe; /opt is the repo's layer/ as python/ (lab.standin.lambda_env.layer_from_source).
     """
-    from lab.lambda_env import LambdaFunction, layer_from_source
+    from lab.standin.lambda_env import LambdaFunction, layer_from_source
 
     def run(handler_source, env=None, exec_wrapper=None, event=None):
         task = tmp_path / "task"

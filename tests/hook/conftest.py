@@ -1,5 +1,5 @@
 """Fixtures for the hook tests: a DynamoDB-shaped server and a way to run a function the way the
-managed runtime does (lab/runtime/invoke_once.py), each in a fresh interpreter."""
+managed runtime does (lab/standin/runtime/invoke_once.py), each in a fresh interpreter."""
 
 import contextlib
 import json
@@ -17,7 +17,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYER = os.path.join(REPO, "layer")
 # In-process tests (settings, diagnostics) import the package from the plain layer folder.
 sys.path.insert(0, LAYER)
-STANDIN = os.path.join(REPO, "lab", "runtime", "invoke_once.py")
+STANDIN = os.path.join(REPO, "lab", "standin", "runtime", "invoke_once.py")
 TASK_HELPERS = os.path.join(REPO, "tests", "hook", "task", "keepalive_probe.py")
 
 # The machine exports AWS_CA_BUNDLE and friends: children get only what a Lambda function would
@@ -95,7 +95,7 @@ def run_function(tmp_path):
     """run_function(handler_source, env={...}) -> FunctionRun.
 
     Writes ``handler_source`` as handler.py into a fresh task folder (the stand-in /var/task),
-    then starts a new interpreter on lab/runtime/invoke_once.py with ``layer/`` as the layer's
+    then starts a new interpreter on lab/standin/runtime/invoke_once.py with ``layer/`` as the layer's
     ``python`` folder, so the layer is activated through its real entry points.
     """
 

@@ -1,6 +1,6 @@
 """children.py: the layer in every child process, whatever multiprocessing's start method.
 
-The function runs the way the managed runtime starts it (lab/runtime/invoke_once.py: the layer's
+The function runs the way the managed runtime starts it (lab/standin/runtime/invoke_once.py: the layer's
 ``.pth`` through ``site.addsitedir``, then ``PYTHONPATH`` set to the runtime folder, which is what a
 forkserver or spawn child starts with).  Its handler starts children with each start method
 through ``concurrent.futures.ProcessPoolExecutor`` or ``multiprocessing.Pool``; each child creates

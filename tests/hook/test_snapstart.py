@@ -1,7 +1,7 @@
 """snapstart.py: no pooled connection from before a SnapStart snapshot is reused after restore.
 
 The stand-in runs the hooks the function registered exactly as awslambdaric does for
-AWS_LAMBDA_INITIALIZATION_TYPE=snap-start (lab/runtime/invoke_once.py --snapstart): the handler
+AWS_LAMBDA_INITIALIZATION_TYPE=snap-start (lab/standin/runtime/invoke_once.py --snapstart): the handler
 module opens a connection during init, then before-snapshot hooks, then after-restore hooks, then
 the first invocation.  The server counts the TCP connections it accepted.
 """

@@ -197,52 +197,74 @@ def test_bundled_botocore_loads_bundle_once(version, run_function, tls_server, t
 
 
 class ConnectProxy:
-    """An HTTP CONNECT proxy on loopback that pipes the tunnelled TLS bytes both ways."""
+    """An HTTP CONNECT proxy on loopback that tunnels to 127.0.0.1:<the requested port>. With
+    ``tmp_path``: an HTTPS proxy (TLS to the proxy, a certificate for localhost from its own CA,
+    ``ca_bundle``), the client speaking TLS to the destination inside TLS to it."""
 
-    def __init__(self):
+    def __init__(self, tmp_path=None):
         import socket
         import threading
 
+        self.context = None
+        if tmp_path is not None:
+            authority = trustme.CA()
+            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            authority.issue_cert("localhost").configure_cert(self.context)
+            self.ca_bundle = str(tmp_path / "proxy-ca.pem")
+            authority.cert_pem.write_to_path(self.ca_bundle)
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = "http://127.0.0.1:%d" % self.listener.getsockname()[1]
+        port = self.listener.getsockname()[1]
+        self.url = ("https://localhost:%d" if self.context else "http://127.0.0.1:%d") % port
         self.tunnels = 0
-        self._threading = threading
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
-        import socket
+        import threading
 
         while True:
             try:
-                client_sock, _ = self.listener.accept()
+                raw, _ = self.listener.accept()
             except OSError:
                 return
+            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+
+    def _serve(self, raw):
+        import select
+        import socket
+
+        upstream = None
+        try:
+            near = self.context.wrap_socket(raw, server_side=True) if self.context else raw
             head = b""
             while b"\r\n\r\n" not in head:
-                head += client_sock.recv(4096)
-            host, port = head.split(b" ")[1].decode().rsplit(":", 1)
-            upstream = socket.create_connection(("127.0.0.1", int(port)))
+                head += near.recv(4096)
+            port = int(head.split(b" ")[1].decode().rsplit(":", 1)[1])
+            upstream = socket.create_connection(("127.0.0.1", port))
             self.tunnels += 1
-            client_sock.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            for source, sink in ((client_sock, upstream), (upstream, client_sock)):
-                self._threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source, sink):
-        try:
+            near.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            # One thread both ways: an SSLSocket must not be read and written from two threads, and
+            # bytes it has already decrypted (pending) would not wake select.
+            pending = getattr(near, "pending", lambda: 0)
             while True:
-                data = source.recv(65536)
-                if not data:
+                ready = [near] if pending() else select.select([near, upstream], [], [], 10)[0]
+                if not ready:
                     break
-                sink.sendall(data)
-        except OSError:
+                if near in ready:
+                    data = near.recv(65536)
+                    if not data:
+                        break
+                    upstream.sendall(data)
+                if upstream in ready:
+                    data = upstream.recv(65536)
+                    if not data:
+                        break
+                    near.sendall(data)
+        except (OSError, ssl.SSLError):
             pass
         finally:
-            for sock in (source, sink):
-                try:
+            for sock in (raw, upstream):
+                if sock is not None:
                     sock.close()
-                except OSError:
-                    pass
 
     def close(self):
         self.listener.close()
@@ -367,76 +389,11 @@ def test_profile_ca_bundle_and_aws_ca_bundle_honoured(trust_once, loads, tmp_pat
     assert loads.count(a.ca_bundle) == 1 and loads.count(b.ca_bundle) == 1
 
 
-class TlsConnectProxy:
-    """An HTTPS proxy on loopback (TLS to the proxy, certificate for localhost from its own CA)
-    that tunnels CONNECT requests: the client speaks TLS to the destination inside TLS to it."""
-
-    def __init__(self, tmp_path):
-        import socket
-        import threading
-
-        authority = trustme.CA()
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        authority.issue_cert("localhost").configure_cert(self.context)
-        self.ca_bundle = str(tmp_path / "proxy-ca.pem")
-        authority.cert_pem.write_to_path(self.ca_bundle)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = "https://localhost:%d" % self.listener.getsockname()[1]
-        self.tunnels = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        import threading
-
-        while True:
-            try:
-                raw, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
-
-    def _serve(self, raw):
-        import select
-        import socket
-
-        try:
-            tls = self.context.wrap_socket(raw, server_side=True)
-            head = b""
-            while b"\r\n\r\n" not in head:
-                head += tls.recv(4096)
-            port = int(head.split(b" ")[1].decode().rsplit(":", 1)[1])
-            upstream = socket.create_connection(("127.0.0.1", port))
-            self.tunnels += 1
-            tls.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            # One thread both ways: an SSLSocket must not be read and written from two threads.
-            while True:
-                ready = [tls] if tls.pending() else select.select([tls, upstream], [], [], 10)[0]
-                if not ready:
-                    break
-                if tls in ready:
-                    data = tls.recv(65536)
-                    if not data:
-                        break
-                    upstream.sendall(data)
-                if upstream in ready:
-                    data = upstream.recv(65536)
-                    if not data:
-                        break
-                    tls.sendall(data)
-        except (OSError, ssl.SSLError):
-            pass
-        finally:
-            raw.close()
-
-    def close(self):
-        self.listener.close()
-
-
 def test_https_proxy_with_its_own_ca_bundle(trust_once, loads, tmp_path):
     """proxies_config's proxy_ca_bundle verifies the proxy, the client's bundle the destination
     inside the tunnel: three new connections load each once; a proxy bundle without the proxy's
     CA is refused, and so is a destination whose CA is not in the client's bundle."""
-    proxy = TlsConnectProxy(tmp_path)
+    proxy = ConnectProxy(tmp_path)
     try:
         with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
             def make(verify, proxy_ca):

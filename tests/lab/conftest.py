@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from lab import nat  # noqa: E402
+from lab.net import nat  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +27,7 @@ def nat_available():
 
 @pytest.fixture
 def echo_server():
-    from lab.echo import EchoServer
+    from lab.net.echo import EchoServer
 
     with EchoServer("127.0.0.1") as server:
         yield server

@@ -19,7 +19,7 @@ EXAMPLE = Path(REPO) / "examples" / "put_item"
 TABLE = "lab-e2e"
 
 # The NAT forgets a flow after NAT_TIMEOUT s of silence (the scaled-down 350 s); every gap is
-# GAP s, comfortably longer. The layer's timers are scaled to match (lab.function_net.scaled_timers
+# GAP s, comfortably longer. The layer's timers are scaled to match (lab.standin.function_net.scaled_timers
 # gives IDLE=1, INTERVAL=1, COUNT=3, MAX_IDLE=2 for 3 s): probes every second keep the flow, and
 # MAX_IDLE is just under the NAT timeout.
 NAT_TIMEOUT = 3
@@ -84,7 +84,7 @@ def layer_botocore_version(layer_root):
 def built_layer_fixture(tmp_path_factory):
     """build/layer.zip extracted as /opt (``make test-lab`` builds it first). No fallback to the
     source folder: these tests are about the zip as shipped."""
-    from lab.lambda_env import extract_layer
+    from lab.standin.lambda_env import extract_layer
 
     if not os.path.exists(LAYER_ZIP):
         pytest.fail("%s missing: run `make layer` (make test-lab does)" % LAYER_ZIP)
@@ -94,8 +94,8 @@ def built_layer_fixture(tmp_path_factory):
 @pytest.fixture(scope="session", name="dynamodb")
 def dynamodb_fixture():
     """DynamoDB Local behind the TLS front, with the table the example handler writes to."""
-    from lab.dynamodb import DynamoDBLocal
-    from lab.function_net import create_table
+    from lab.services.dynamodb import DynamoDBLocal
+    from lab.standin.function_net import create_table
 
     with DynamoDBLocal() as ddb:
         create_table(ddb, TABLE)
@@ -106,8 +106,8 @@ def dynamodb_fixture():
 def networks_fixture(dynamodb):
     """``networks(mode, n, nat_timeout=NAT_TIMEOUT)``: n FunctionNetworks, deleted after the test.
     Skipped with the reason printed when no namespace can be made here; in CI (CI=true) a failure."""
-    from lab import nat
-    from lab.function_net import FunctionNetwork
+    from lab.net import nat
+    from lab.standin.function_net import FunctionNetwork
 
     require_root_namespaces(nat.unavailable_reason())
     made = []

@@ -1,4 +1,4 @@
-"""Helpers for the stand-in runtime's tests (lab/lambda_env.py and friends): CPython minors,
+"""Helpers for the stand-in runtime's tests (lab/standin/lambda_env.py and friends): CPython minors,
 function folders, the layer root, a DynamoDB-shaped endpoint, the root/namespace gate.
 
 Fixtures are imported by the test modules that use them (``from standin import layer_root_fixture``
@@ -29,7 +29,7 @@ def write_task(folder, **modules):
 def layer_root_fixture(tmp_path_factory):
     """The layer as Lambda gets it: build/layer.zip extracted (python/ at its root). Before the build
     issue's zip exists, the repo's layer/ folder copied as python/ (hook only, no boto3)."""
-    from lab.lambda_env import extract_layer, layer_from_source
+    from lab.standin.lambda_env import extract_layer, layer_from_source
 
     dest = tmp_path_factory.mktemp("opt")
     if os.path.exists(LAYER_ZIP):

@@ -15,14 +15,14 @@ import pytest
 
 from e2e import GAP, NAT_TIMEOUT, built_layer_fixture, dynamodb_fixture, networks_fixture  # noqa: F401
 from e2e import TABLE, side_by_side
-from lab.function_net import keepalive_env, run_gaps, scaled_timers
+from lab.standin.function_net import keepalive_env, run_gaps, scaled_timers
 
 ON = keepalive_env(**scaled_timers(NAT_TIMEOUT))
 
 
 @pytest.fixture(scope="module", name="async_task")
 def async_task_fixture():
-    from lab.async_patterns import async_task
+    from lab.experiments.async_patterns.run import async_task
 
     return async_task("3.12")
 

@@ -6,8 +6,8 @@ import pytest
 
 from e2e import EXAMPLE, built_layer_fixture, direct_env, dynamodb_fixture, layer_botocore_version  # noqa: F401
 from e2e import lines_with
-from lab.lambda_env import LambdaFunction, hook_lines
-from lab.runtime_prefix import runtime_boto3
+from lab.standin.lambda_env import LambdaFunction, hook_lines
+from lab.standin.runtime_prefix import runtime_boto3
 from standin import PYTHONS
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}

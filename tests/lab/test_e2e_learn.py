@@ -1,12 +1,12 @@
-"""End-to-end: the learned idle limit behind a kernel NAT shorter than max idle (lab/measure_learn.py,
+"""End-to-end: the learned idle limit behind a kernel NAT shorter than max idle (lab/experiments/measure_learn/run.py,
 ``make measure-learn`` prints the same runs as a table). The built layer in the stand-in (CPython
 3.12, awslambdaric), NAT timeout 3 s, max idle 8 s, nothing leaving the frozen function, gaps of
 4.5 s and one of 1.5 s; reset and silent-drop NATs, and learning switched off as the control. The
 three run side by side, one namespace each."""
 
 from e2e import built_layer_fixture, dynamodb_fixture, networks_fixture, side_by_side  # noqa: F401
-from lab import measure_learn
-from lab.function_net import create_table
+from lab.experiments.measure_learn import run as measure_learn
+from lab.standin.function_net import create_table
 
 
 def test_first_gap_resets_later_gaps_replaced_short_gap_reused(tmp_path, built_layer, dynamodb, networks):

@@ -10,7 +10,7 @@ forkserver on CPython 3.14: the case where, before children.py, every worker's c
 import pytest
 
 from e2e import EXAMPLE, built_layer_fixture, direct_env, dynamodb_fixture  # noqa: F401
-from lab.lambda_env import LambdaFunction, hook_lines, settled_keepalive_timers, timer_seconds
+from lab.standin.lambda_env import LambdaFunction, hook_lines, settled_keepalive_timers, timer_seconds
 from standin import require_root_namespaces
 
 ON_DEBUG = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
@@ -23,7 +23,7 @@ CASES = {("3.13", ""): "fork", ("3.13", "ric40"): "fork",
 def _require_python(minor):
     """Skip (reason printed) when this machine has no CPython ``minor`` yet (`make interpreters`
     provides 3.14); in CI (CI=true) fail instead: CI must run it."""
-    from lab import runtime_prefix
+    from lab.standin import runtime_prefix
 
     try:
         runtime_prefix.base_python(minor)

@@ -8,7 +8,7 @@ import sys
 import time
 
 from standin import endpoint_fixture, layer_root_fixture, write_task  # noqa: F401
-from lab.lambda_env import LambdaFunction
+from lab.standin.lambda_env import LambdaFunction
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook"))
 from emf import assert_extractable, emf_records, totals  # noqa: E402

@@ -12,7 +12,7 @@ import subprocess
 from e2e import EXAMPLE, GAP, NAT_TIMEOUT, SHORT_TIMEOUT_HANDLER, SOCKOPT_HANDLER, TABLE  # noqa: F401
 from e2e import built_layer_fixture, dynamodb_fixture, networks_fixture  # noqa: F401
 from e2e import lines_with, probe_task, show, side_by_side
-from lab.function_net import keepalive_env, run_gaps, scaled_timers
+from lab.standin.function_net import keepalive_env, run_gaps, scaled_timers
 
 TIMERS = scaled_timers(NAT_TIMEOUT)
 ON = keepalive_env(**TIMERS)

@@ -1,5 +1,5 @@
 """End-to-end behind OpenTelemetry: the function started through AWS_LAMBDA_EXEC_WRAPPER=/opt/otel-instrument
-with the real OpenTelemetry packages in /opt/python beside the layer (lab/otel_layer.py), the way
+with the real OpenTelemetry packages in /opt/python beside the layer (lab/experiments/otel/layer.py), the way
 the OpenTelemetry Lambda layer / ADOT start it. What the kernel says about the function's pooled
 socket (``ss -tnop``: the keep-alive timer) is the evidence, plus the botocore instrumentation's
 spans on stdout.
@@ -12,8 +12,8 @@ tools/build_wheel.write_dist_info the layer build calls.
 import glob
 import os
 
-from lab import otel_layer
-from lab.lambda_env import (LambdaFunction, extract_layer, hook_lines, keepalive_timers, layer_from_source,
+from lab.experiments.otel import layer as otel_layer
+from lab.standin.lambda_env import (LambdaFunction, extract_layer, hook_lines, keepalive_timers, layer_from_source,
                             timer_seconds)
 from standin import LAYER_ZIP, endpoint_fixture, write_task  # noqa: F401
 

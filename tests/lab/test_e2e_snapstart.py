@@ -17,7 +17,7 @@ import time
 
 from e2e import GAP, NAT_TIMEOUT, TABLE, built_layer_fixture, dynamodb_fixture, networks_fixture  # noqa: F401
 from e2e import lines_with, probe_task, show, side_by_side
-from lab.function_net import keepalive_env, scaled_timers
+from lab.standin.function_net import keepalive_env, scaled_timers
 
 INIT_CALL = """
     import os

@@ -1,0 +1,2 @@
+"""make measure-keepalive: which keep-alive timers survive a NAT idle timeout, on real sockets
+(``run``). Imports: lab.services, lab.net."""

@@ -1,0 +1,62 @@
+# Benchmarks: each prints its table and writes the same rows as JSON under build/.
+# (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
+# coldstart-parts)
+
+.PHONY: bench
+# On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
+# table); prints the table and writes build/startup.json.
+bench: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python)
+	$(TOOL_PYTHON) bench/startup.py --json $(BUILD_DIR)/startup.json \
+	  $(foreach p,$(PYTHON_MINORS),--python $(VENV)/test-$(p)/bin/python)
+
+# What patching aiobotocore costs (once, when the function imports it); numbers for docs/async.md.
+.PHONY: bench-aio
+bench-aio: $(VENV)/test-3.12/bin/python $(foreach n,$(AIO_MATRIX),$(VENV)/aio/3.12/$(n)/.done)
+	$(VENV)/test-3.12/bin/python bench/aio_patch.py --json $(BUILD_DIR)/bench-aio-patch.json $(AIO_MATRIX)
+
+# One new HTTPS connection and a process's first call, stock vs layer (trust.py) vs a one-certificate
+# bundle, each at Lambda CPU shares (MEMORY_SIZES) under a cgroup v1 CPU quota (needs root).
+.PHONY: bench-connect
+bench-connect: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
+
+# What stale-reuse detection and the learned limit add to a request on a reused connection.
+.PHONY: bench-reuse
+bench-reuse: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/reuse.py
+
+# What the layer costs a child process (bench/children.py, docs/shapes-lmi.md): start a one-worker
+# ProcessPoolExecutor and get its first result, per start method, no layer / switch off / on, on the
+# CPythons Managed Instances run (3.13, 3.14); prints the table, writes build/bench-children.json.
+.PHONY: bench-children
+bench-children:
+	$(TOOL_PYTHON) bench/children.py $(foreach p,3.13 3.14,--python $(p)=$(call need_python,$(p))) \
+	  --json $(BUILD_DIR)/bench-children.json
+
+# Sequential / threads / aiobotocore PutItem throughput against DynamoDB Local over TLS behind Netem;
+# writes $(BUILD_DIR)/bench-throughput.json. BENCH_N items, BENCH_RTT_MS, BENCH_CONCURRENCY; the client
+# configurations at MEMORY_MB's CPU share (MEMORY_MB=0: full CPU, no quota).
+BENCH_N ?= 2000
+BENCH_RTT_MS ?= 4
+BENCH_CONCURRENCY ?= 32
+.PHONY: bench-throughput
+bench-throughput: lab-deps $(BENCH_PY)
+	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
+	  --concurrency $(BENCH_CONCURRENCY) --memory-mb $(MEMORY_MB) --json $(BUILD_DIR)/bench-throughput.json
+
+# Cold start against the runtime-kind boto3 (the lab's stand-in runtimes, RUNTIME_BOTO3), the full
+# layer and the hook flavor read-only: per CPython this machine has, prints the table and writes
+# build/coldstart.json; coldstart-parts: where the full layer's gap goes.
+# COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
+COLDSTART_MEMORY_MB ?=
+# COLDSTART_RUNS: interleaved rounds per CPython (medians; more on a busy machine).
+COLDSTART_RUNS ?= 15
+.PHONY: coldstart coldstart-parts
+coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
+	  --json $(BUILD_DIR)/coldstart.json \
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p))) \
+	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB)) --runs $(COLDSTART_RUNS)
+coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
+	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))

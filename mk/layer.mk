@@ -1,0 +1,59 @@
+# Layer build (full and hook flavor), SAM build/deploy, the wheel (issues 3, 7).
+# (targets: layer, build-KeepAliveLayer, build-KeepAliveHookLayer, deploy, wheel; files: build/layer.zip,
+# build/layer-hook.zip)
+
+# The build runs on the tool interpreter with the stdlib only; bytecode is compiled for every
+# supported CPython this machine has (the layer's zip serves python3.10 - python3.14).
+LAYER_ZIP := $(BUILD_DIR)/layer.zip
+# FLAVOR=hook: the hook alone (no boto3/botocore/urllib3), patching the SDK the function imports.
+HOOK_ZIP := $(BUILD_DIR)/layer-hook.zip
+FLAVOR ?= full
+FLAVOR_ZIP = $(if $(filter hook,$(FLAVOR)),$(HOOK_ZIP),$(LAYER_ZIP))
+SERVICES ?=
+LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call need_python,$(p)))
+# sam build validates a real python3.X of the example function's runtime (the pyenv shim fails).
+SAM_RUNTIME_MINOR := 3.13
+SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
+
+# make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
+# sha256 and sizes.
+.PHONY: layer
+layer: | $(UV)
+	$(TOOL_PYTHON) tools/build_layer.py --flavor $(FLAVOR) --uv $(UV) --requirements layer/requirements.txt \
+	  --hook layer --work $(BUILD_DIR)/$(basename $(notdir $(FLAVOR_ZIP))) --out $(FLAVOR_ZIP) --services "$(SERVICES)" \
+	  $(addprefix --python ,$(LAYER_PYTHONS))
+
+# When missing or older than what goes into it (so test-lab and demo never run a stale hook);
+# otherwise publish uses the zip as built (trimmed or not).
+$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
+	$(MAKE) --no-print-directory layer FLAVOR=full
+$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
+
+# sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.
+.PHONY: build-KeepAliveLayer
+build-KeepAliveLayer: layer
+	$(TOOL_PYTHON) -m zipfile -e $(LAYER_ZIP) "$(ARTIFACTS_DIR)"
+# The hook-only layer (template.yaml's KeepAliveHookLayer): the tree of build/layer-hook.zip.
+.PHONY: build-KeepAliveHookLayer
+build-KeepAliveHookLayer:
+	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
+	$(TOOL_PYTHON) -m zipfile -e $(HOOK_ZIP) "$(ARTIFACTS_DIR)"
+
+.PHONY: deploy
+# make deploy [EXAMPLE=1]: the two layers (full and hook-only), or with the example function and its table.
+deploy: $(SAM)
+	PATH=$(SAM_PATH) $(SAM) build
+	PATH=$(SAM_PATH) $(SAM) deploy $(if $(filter 1,$(EXAMPLE)),--parameter-overrides DeployExample=true)
+
+# The wheel: the hook for container images, bundled dependencies, any Python process (issue 7).
+# The wheel holds aws_keepalive/ and aws_keepalive.pth only (no boto3/botocore, no sitecustomize);
+# tools/build_wheel.py is stdlib only and reproducible, like the layer build.
+WHEEL = $(shell $(TOOL_PYTHON) tools/build_wheel.py --hook layer --out-dir $(BUILD_DIR) --print-path)
+
+# make wheel: always rebuilds (it is reproducible) and prints the path, sha256 and size.
+.PHONY: wheel
+wheel:
+	$(TOOL_PYTHON) tools/build_wheel.py --hook layer --out-dir $(BUILD_DIR)

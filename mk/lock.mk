@@ -1,0 +1,67 @@
+# Locks: every hash-pinned requirements file, regenerated (make lock: all of them, newest
+# boto3/botocore). Each .txt is written from the .in beside it.
+# (targets: lock, lock-aio, lock-wheel, lock-lab, lock-runtime-sdk, lock-demo, lock-async, lock-compat)
+
+.PHONY: lock
+lock: | $(UV)
+	$(UV) pip compile -q --universal --generate-hashes tools/uv.in -o tools/uv.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --upgrade --generate-hashes layer/requirements.in \
+	  -o layer/requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/requirements.in -o tests/requirements.txt
+	for v in $(BOTOCORE_MATRIX); do echo "botocore==$$v" | $(UV) pip compile -q --universal --python-version 3.10 \
+	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
+	for v in $(BOTOCORE_OLD); do echo "botocore==$$v" | $(UV) pip compile -q --python-version 3.9 \
+	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
+	for n in sam moto ruff sbom; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
+	  tools/$$n.in -o tools/$$n.txt; done
+	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat
+
+.PHONY: lock-aio
+lock-aio: | $(UV)
+	for n in $(AIO_MATRIX) $(AIO_OLD_AIOHTTP); do $(UV) pip compile -q --universal --python-version 3.10 \
+	  --generate-hashes --no-header tests/aio/$$n.in -o tests/aio/$$n.txt; done
+
+.PHONY: lock-wheel
+lock-wheel: | $(UV)
+	for n in wheel-tools pypiserver; do $(UV) pip compile -q --universal --python-version 3.12 --generate-hashes \
+	  tools/$$n.in -o tools/$$n.txt; done
+
+.PHONY: lock-lab
+lock-lab: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements.in \
+	  -o lab/runtime-requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/runtime-requirements-ric40.in \
+	  -o lab/runtime-requirements-ric40.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/otel-requirements.in \
+	  -o lab/otel-requirements.txt
+	$(MAKE) --no-print-directory lock-runtime-sdk
+
+# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 at that version with what it pins and the newest of what
+# it allows (as pip installs it into a runtime image). 1.34.162.txt, the 2024 baseline, was written
+# with urllib3==1.26.20 added, as the lab ran it then.
+.PHONY: lock-runtime-sdk
+lock-runtime-sdk: | $(UV)
+	echo "boto3==$(RUNTIME_BOTO3)" | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
+	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
+
+.PHONY: lock-demo
+lock-demo: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes -c layer/requirements.txt \
+	  lab/demo-requirements.in -o lab/demo-requirements.txt
+
+.PHONY: lock-async
+lock-async: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/async-requirements.in \
+	  -o lab/async-requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes lab/bench-requirements.in \
+	  -o lab/bench-requirements.txt
+
+.PHONY: lock-compat
+lock-compat: | $(UV)
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes -c layer/requirements.txt \
+	  tests/compat/requirements.in -o tests/compat/requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes --no-deps -c layer/requirements.txt \
+	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \
+	  -o tests/compat/sdist-tools.txt

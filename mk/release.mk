@@ -1,0 +1,71 @@
+# Releasing and publishing (issues 3, 7, 24): the release files, the layers into every region, the
+# wheel to a package index, the region list, and the demo's experiment on the user's own account.
+# (targets: release, publish, regions, bench-publish, publish-wheel, actionlint; files: build/release/)
+
+# make release: build/release/ holds both layer zips named with the version, the wheel, one CycloneDX
+# SBOM per zip and SHA256SUMS, byte-for-byte reproducible. The bytecode is compiled by the pinned
+# Maven Central CPython builds (tools/cpython-maven.sha256, installed into .venv/python-pinned/ with
+# their jars checked), never by the machine's own interpreters: see tools/release.py. linux-x86_64.
+RELEASE_DIR = $(BUILD_DIR)/release
+RELEASE_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' layer/aws_keepalive/__init__.py)
+RELEASE_SUMS = $(RELEASE_DIR)/SHA256SUMS
+SBOM_PY := $(VENV)/sbom/bin/python
+.PHONY: release
+release: | $(UV)
+	$(TOOL_PYTHON) tools/release.py --uv $(UV) --out $(RELEASE_DIR)
+
+# When missing or older than what goes into it; otherwise publish uses the release as built.
+$(RELEASE_SUMS): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py tools/release.py tools/sbom.py \
+  tools/cpython-maven.sha256
+	$(MAKE) --no-print-directory release
+
+# make publish REGIONS="us-east-1 eu-west-1"|all FLAVOR=full|hook|all [PUBLIC=1 | PRINCIPAL_ORG=o-...]
+#   [PARTITION=aws-us-gov|aws-cn] [SIGNING_PROFILE=name SIGNING_BUCKET=bucket-{region}] [LAYER_NAME=base]
+# Each release zip of FLAVOR (LAYER_NAME, and LAYER_NAME-hook for the hook flavor) into each region, in
+# parallel (PUBLISH_JOBS at once); a zip already the latest version is not published again; the
+# permission and the SSM parameters (SSM_PREFIX/<layer>/latest and /<version>) are ensured every time;
+# ARNs merged into build/release/layers.json. REGIONS=all: tools/regions.json's list for PARTITION.
+LAYER_NAME ?= aws-python-keepalive
+REGIONS ?= us-east-1
+PUBLIC ?= 0
+PRINCIPAL_ORG ?=
+PARTITION ?= aws
+SIGNING_PROFILE ?=
+SIGNING_BUCKET ?=
+SSM_PREFIX ?= /python-keepalive
+PUBLISH_JOBS ?= 16
+RELEASE_ZIP_full = $(LAYER_NAME)=$(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip
+RELEASE_ZIP_hook = $(LAYER_NAME)-hook=$(RELEASE_DIR)/aws-python-keepalive-hook-$(RELEASE_VERSION).zip
+PUBLISH_FLAVORS = $(if $(filter all,$(FLAVOR)),full hook,$(FLAVOR))
+.PHONY: publish
+publish: $(TOOLS_PY) $(RELEASE_SUMS)
+	$(TOOLS_PY) tools/publish.py $(foreach f,$(PUBLISH_FLAVORS),--layer $(RELEASE_ZIP_$(f))) \
+	  --regions "$(REGIONS)" --partition $(PARTITION) --ssm-prefix $(SSM_PREFIX) --jobs $(PUBLISH_JOBS) \
+	  --layers-json $(RELEASE_DIR)/layers.json $(if $(filter 1,$(PUBLIC)),--public) \
+	  $(if $(PRINCIPAL_ORG),--principal-org $(PRINCIPAL_ORG)) \
+	  $(if $(SIGNING_PROFILE),--signing-profile $(SIGNING_PROFILE) --signing-bucket '$(SIGNING_BUCKET)')
+
+# make regions [REGIONS_SOURCE=botocore]: refresh tools/regions.json (what REGIONS=all means) from
+# AWS's public SSM parameters (needs credentials), or offline from the pinned botocore's endpoints.
+REGIONS_SOURCE ?= ssm
+.PHONY: regions
+regions: $(TOOLS_PY)
+	$(TOOLS_PY) tools/regions.py --source $(REGIONS_SOURCE)
+
+# make bench-publish: every region of the aws partition x both flavors into a local moto server,
+# twice (the second run publishes nothing); prints the table, writes build/bench-publish.json.
+.PHONY: bench-publish
+bench-publish: $(TOOLS_PY) $(VENV)/moto/bin/python $(RELEASE_SUMS)
+	$(TOOLS_PY) bench/publish.py --moto $(VENV)/moto/bin/moto_server --release $(RELEASE_DIR) \
+	  --version $(RELEASE_VERSION) --json $(BUILD_DIR)/bench-publish.json
+
+# make publish-wheel INDEX_URL=https://upload.pypi.org/legacy/ TOKEN=... (or INDEX_USER + INDEX_PASSWORD).
+.PHONY: publish-wheel
+publish-wheel: wheel $(WHEEL_TOOLS_PY)
+	$(WHEEL_TOOLS_PY) tools/publish_wheel.py --wheel $(WHEEL)
+
+# The release tests validate the SBOMs against CycloneDX's schema (cyclonedx-python-lib, tools/sbom.txt;
+# the venv's rule: mk/python.mk).
+test-build: $(SBOM_PY)
+test-build: export AWS_KEEPALIVE_SBOM_PYTHON := $(CURDIR)/$(SBOM_PY)

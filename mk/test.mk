@@ -1,0 +1,87 @@
+# The test suites: make test runs them all (what CI runs).
+# (targets: test, test-hook, test-hook-<minor>, test-build, test-lab, test-compat)
+
+# make test: every suite. The hook suites (one per CPython), test-build and test-compat do not
+# depend on each other and mostly wait (sockets, child interpreters, sleeps): they run TEST_JOBS at
+# a time, each suite's output printed whole when it ends (make --output-sync; a failing suite's
+# traceback stays in one piece). Then test-lab alone: its NAT, freeze and timing tests get the
+# machine to themselves. TEST_JOBS=1: one after the other, as before.
+TEST_JOBS ?= 3
+HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
+.PHONY: test test-hook $(HOOK_SUITES)
+test: interpreters
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(HOOK_SUITES) test-build test-compat
+	@$(MAKE) --no-print-directory test-lab
+
+# $(call run_pytest,SUITE,PYTHON,ARGS), first in a recipe line (variables may precede it): pytest,
+# then one line with the suite's exit code and wall time (bash's SECONDS: this line's shell's age).
+# pytest's exit code 5 (nothing collected) is a failure. MAKEFLAGS is emptied: a test that runs
+# make itself must not inherit this make's -j / jobserver.
+run_pytest = MAKEFLAGS= $(2) -m pytest -q -p no:cacheprovider $(3) || rc=$$?; rc=$${rc:-0}; \
+  echo "== $(1): exit $$rc after $$SECONDS s"; \
+  if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# Hook tests run once per interpreter (make -jN test-hook: N at a time).
+test-hook: $(HOOK_SUITES)
+$(HOOK_SUITES): test-hook-%: $(VENV)/test-%/bin/python $(BOTOCORE_DIRS) $(AIO_DIRS)
+	@echo "== hook tests on CPython $*"
+	@AWS_KEEPALIVE_BOTOCORE_DIRS=$(CURDIR)/$(VENV)/botocore AWS_KEEPALIVE_OLD_PYTHON=$(OLD_PYTHON) \
+	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio $(call run_pytest,hook tests on CPython $*,$(VENV)/test-$*/bin/python,tests/hook)
+
+# Build tests: one interpreter runs them; they use the other interpreters through the layer itself.
+.PHONY: test-build
+test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_PY) $(SAM) $(VENV)/moto/bin/python
+	@AWS_KEEPALIVE_SAM=$(CURDIR)/$(SAM) AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
+	  AWS_KEEPALIVE_SAM_PATH=$(SAM_PATH) \
+	  AWS_KEEPALIVE_PYTHONS="$(foreach p,$(PYTHON_MINORS),$(CURDIR)/$(VENV)/test-$(p)/bin/python)" \
+	  $(call run_pytest,build tests,$(VENV)/test-3.12/bin/python,tests/build)
+
+# The wheel tests (tests/build/test_wheel.py, test_publish_wheel.py) get their tools from here; the
+# stand-in runtime venv runs the bundled-wheel function.
+test-build: $(WHEEL_TOOLS_PY) $(PYPISERVER_PY) $(VENV)/lambda-3.12/.lab-lock-sha256
+test-build: export AWS_KEEPALIVE_PYPISERVER := $(CURDIR)/$(VENV)/pypiserver/bin/pypi-server
+
+# The hook flavor's build test runs it on every stand-in runtime (tests/build/test_build_layer.py).
+test-build: $(LAB_RUNTIME_VENVS)
+
+# Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
+# pytest's exit code 5 (nothing collected) is a failure.
+.PHONY: test-lab
+test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
+	@$(call run_pytest,lab tests,$(VENV)/test-3.12/bin/python,-rs tests/lab)
+# What the lab needs besides Python (lab-deps, mk/lab.mk) and the throughput bench's venv.
+test-lab: lab-deps
+test-lab: $(BENCH_PY)
+
+# --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
+# botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore
+# (tests/compat/botocore-sdist.txt, hash-checked), downloaded by a pinned pip + setuptools
+# (tests/compat/sdist-tools.txt: pip prepares an sdist's metadata with setuptools) and unpacked once.
+BOTOCORE_SDIST := $(VENV)/botocore-sdist
+$(BOTOCORE_SDIST)/.done: tests/compat/botocore-sdist.txt tests/compat/sdist-tools.txt | $(UV)
+	rm -rf $(BOTOCORE_SDIST)
+	$(UV) venv -q --python $(TOOL_PYTHON) $(BOTOCORE_SDIST)/venv
+	$(UV) pip install -q --python $(BOTOCORE_SDIST)/venv/bin/python --require-hashes -r tests/compat/sdist-tools.txt
+	$(BOTOCORE_SDIST)/venv/bin/python -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
+	  --require-hashes -r tests/compat/botocore-sdist.txt -d $(BOTOCORE_SDIST)
+	tar -xzf $(BOTOCORE_SDIST)/botocore-*.tar.gz -C $(BOTOCORE_SDIST)
+	touch $@
+
+# The libraries a function runs beside the layer (tests/compat/requirements.txt: X-Ray SDK,
+# Powertools, ddtrace, datadog-lambda, sentry-sdk) with the layer's boto3/botocore, installed as a
+# function bundles them: one task folder (LAMBDA_TASK_ROOT) the stand-in runtime (lab/standin/lambda_env.py,
+# awslambdaric) serves. One interpreter, 3.12: the libraries' behaviour beside the layer does not
+# depend on the minor (the hook itself is tested on every minor by test-hook), 3.12 is the one
+# every library ships wheels for, and test-lab already makes its runtime prefix.
+COMPAT_TASK := $(VENV)/compat-task-3.12
+$(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(UV)
+	rm -rf $(COMPAT_TASK)
+	$(UV) pip install -q --target $(COMPAT_TASK) --python $(call need_python,3.12) --require-hashes \
+	  -r tests/compat/requirements.txt -r layer/requirements.txt
+	touch $@
+
+.PHONY: test-compat
+test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
+  $(BOTOCORE_SDIST)/.done
+	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
+	  $(call run_pytest,compat tests,$(VENV)/test-3.12/bin/python,tests/compat)
