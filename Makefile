@@ -46,7 +46,7 @@ help:
 	@echo "  python   interpreters (CPython $(NEEDED_MINORS): found or installed, one line each)"
 	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat"
 	@echo "  lab      demo demo-lmi soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
-	@echo "  bench    bench bench-aio bench-connect bench-reuse bench-children bench-throughput coldstart coldstart-parts"
+	@echo "  bench    bench bench-aio bench-connect bench-reuse bench-children bench-throughput coldstart coldstart-parts soak-memory"
 	@echo "  release  regions bench-publish"
 	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-lab lock-runtime-sdk lock-wheel"
 	@echo "  other    lint (ruff, sam validate --lint)  clean (build outputs and venvs)"

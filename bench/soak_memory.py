@@ -8,8 +8,9 @@ time), the shapes that grew a map before (issue 21):
   to a loopback TLS server (the second reuses the connection, which the learned-idle table notes);
 * ``--hosts`` distinct endpoint hosts (2 000 by default: loopback aliases 127.1.x.y, an
   ``endpoint_url`` each; the certificate names them all), as S3 virtual-hosted bucket names do;
-* the CA bundle rewritten in place every ``--rewrite-every`` clients (same path and inode, new
-  mtime): each rewrite is a new bundle for anything keyed by the file's identity;
+* the CA bundle (botocore's 126 CAs plus the test CA) rewritten in place every
+  ``--rewrite-every`` clients (same path and inode, new mtime): each rewrite is a new bundle for
+  anything keyed by the file's identity;
 * an aiobotocore client every ``--aio-every`` clients (from the test aio folder aioboto3-15.5.0,
   which brings its own boto3/botocore: the sync clients use that botocore too), with one call;
 * a raw ``os.fork`` every ``--fork-every`` clients, whose child makes a client and a call.
@@ -36,6 +37,8 @@ import threading
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYER = os.path.join(REPO, "layer")
 AIO_NAME = "aioboto3-15.5.0"
+# --small-caps: the caps the layer's side runs with (its module constants, set after activation).
+SMALL_CAPS = {"idle._hosts": 100, "diagnostics._reported": 51}
 
 
 def host_names(count):
@@ -59,8 +62,17 @@ def start_tls_server(folder, hosts):
     authority = trustme.CA()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     authority.issue_cert(*hosts).configure_cert(context)
+    # A bundle of realistic size: botocore's own (126 CAs, which is what a loaded context costs
+    # memory for) with the test CA appended.
+    import importlib.util
+
+    spec = importlib.util.find_spec("botocore")
     bundle = os.path.join(folder, "bundle.pem")
-    authority.cert_pem.write_to_path(bundle)
+    with open(bundle, "wb") as out:
+        if spec is not None:
+            with open(os.path.join(os.path.dirname(spec.origin), "cacert.pem"), "rb") as sdk:
+                out.write(sdk.read())
+        out.write(authority.cert_pem.bytes())
 
     class AnyAddress(DynamoDBShapedServer):
         def server_bind(self):
@@ -105,6 +117,12 @@ def work(args):
         import aws_keepalive
 
         aws_keepalive.activate("pth")
+        if args.small_caps:
+            # The short run (tests/lab/test_soak_memory.py) reaches the caps with few hosts.
+            from aws_keepalive import aio, diagnostics, idle
+
+            idle.MAX_HOSTS, diagnostics.MAX_REPORTED = SMALL_CAPS["idle._hosts"], 50
+            aio._ConnectorState.MAX_KEYS = 100
     import asyncio
 
     import boto3
@@ -245,6 +263,8 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--json", default=os.path.join(os.environ.get("BUILD_DIR", "build"),
                                                        "soak_memory.json"))
+    parser.add_argument("--small-caps", action="store_true",
+                        help="run the layer with small map caps (SMALL_CAPS), for a short run")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--switch", help=argparse.SUPPRESS)
@@ -254,6 +274,8 @@ def main(argv=None):
     args.passed = ["--clients", str(args.clients), "--hosts", str(args.hosts),
                    "--rewrite-every", str(args.rewrite_every), "--aio-every", str(args.aio_every),
                    "--fork-every", str(args.fork_every), "--checkpoints", str(args.checkpoints)]
+    if args.small_caps:
+        args.passed.append("--small-caps")
     if args.worker:
         return work(args)
     if not args.in_netns:

@@ -52,6 +52,8 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # What the lab needs besides Python (lab-deps, mk/lab.mk) and the throughput bench's venv.
 test-lab: lab-deps
 test-lab: $(BENCH_PY)
+# tests/lab/test_soak_memory.py runs bench/soak_memory.py small, with the 3.12 aioboto3 folder.
+test-lab: $(VENV)/aio/3.12/aioboto3-15.5.0/.done
 
 # --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
 # botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore
