@@ -207,6 +207,22 @@ def view_coldstart(data):
             coldstart["trust_store_certificates"], "; ".join(coldstart["layer_ca"]) or "none"))
 
 
+def view_coldstart_saved(data):
+    """docs/coldstart.md: per part, what each layer column saves (-) or adds (+) over the runtime copy."""
+    rows = data["coldstart"]["rows"]
+    runtime = {(r["python"], r["memory_mb"]): r for r in rows if r["variant"] == "runtime_copy"}
+    cells = []
+    for row in rows:
+        if row["variant"] == "runtime_copy":
+            continue
+        base = runtime[row["python"], row["memory_mb"]]
+        cells.append((row["memory_mb"], COLDSTART_LABELS[row["variant"]],
+                      *("%+.0f ms" % (row[part + "_ms"] - base[part + "_ms"])
+                        for part in ("import", "client", "call", "total"))))
+    return table(("MB", "column", "import", "client", "first call", "total"), cells) + (
+        "\n\nMedians of the column minus the runtime copy's, per part (a minus is a saving).")
+
+
 IMPORT_LABELS = {"runtime_copy": "runtime copy", "layer_off": "full layer, off", "layer_on": "full layer, on",
                  "hook_layer_on": "hook flavor, on", "layer_zipped_on": "full layer, zipped deps, on"}
 
@@ -382,6 +398,7 @@ VIEWS = {
     "reuse": (view_reuse, ["bench-reuse"]),
     "coldstart": (view_coldstart, ["coldstart"]),
     "coldstart-imports": (view_coldstart_imports, ["coldstart-parts"]),
+    "coldstart-saved": (view_coldstart_saved, ["coldstart"]),
     "coldstart-goals": (view_coldstart_goals, ["coldstart", "bench-connect", "startup"]),
     "client": (view_client, ["bench-client"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
