@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts, bench-client; docs renders their JSON into README and docs/)
+# coldstart-parts, bench-client, soak-memory; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -84,3 +84,10 @@ bench-client: $(LAYER_ZIP)
 .PHONY: docs
 docs:
 	$(TOOL_PYTHON) tools/render_docs.py --build-dir $(BUILD_DIR)
+
+# Memory and file descriptors over 10 000 client creations in one process, stock vs layer side by
+# side (bench/soak_memory.py: 2 000 hosts in a private network namespace, bundle rewrites,
+# aiobotocore clients, forks; needs root); prints the table, writes build/soak_memory.json.
+.PHONY: soak-memory
+soak-memory: $(VENV)/test-3.12/bin/python $(VENV)/aio/3.12/aioboto3-15.5.0/.done
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/soak_memory.py --json $(BUILD_DIR)/soak_memory.json
