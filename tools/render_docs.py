@@ -224,8 +224,8 @@ def view_coldstart(data):
         "\n\nms, median of %d rounds (after %d warm-up) per cell; total = import + client + first call; "
         "process = fork to the answer, interpreter start included; verified with: how the first call's "
         "pool checked the server (`file`: the bundle parsed per connection, stock; `context`: loaded once "
-        "into the client's context; `directory`: the layer's hashed CA directory). Page cache %s; trees %s; trust store "
-        "%d certificates. CA directories: %s." % (
+        "into the client's context; `directory`: the layer's hashed CA directory). Page cache %s; trees %s; "
+        "trust store %d certificates. CA directories: %s." % (
             coldstart["runs"], coldstart["warmup"], coldstart["page_cache"], coldstart["read_only"],
             coldstart["trust_store_certificates"], "; ".join(coldstart["layer_ca"]) or "none"))
 
