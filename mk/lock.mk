@@ -13,7 +13,7 @@ lock: | $(UV)
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
 	for v in $(BOTOCORE_OLD); do echo "botocore==$$v" | $(UV) pip compile -q --python-version 3.9 \
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
-	for n in sam moto ruff sbom; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
+	for n in sam moto ruff sbom cdk; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
 	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat lock-durable

@@ -21,7 +21,9 @@ Steps, each a function below:
    cacert.pem botocore verifies with when the function names none (certifi's when the lock has
    certifi), taken from the installed wheels; trust.py recognises the bundle by content and lets
    OpenSSL read only the certificates a handshake needs (docs/trust.md);
-5. compile bytecode with every supported CPython found on this machine;
+5. (full flavor) prepare what the SDK would list and parse at client creation
+   (tools/prepare_data.py: the data folders' index, the top-level data files pre-parsed), and
+   compile bytecode with every supported CPython found on this machine;
 6. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
    and sizes.
 
@@ -52,6 +54,7 @@ import zipfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
 import ca_dir  # noqa: E402
+import prepare_data  # noqa: E402
 import repro_zip  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
@@ -286,6 +289,10 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     if services:
         trim_services(target, services)
     ca_bundles = write_ca_dirs(uv, ca_sdks, target, work, pythons[0] if pythons else sys.executable) if ca_sdks else []
+    if flavor == "full":
+        # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
+        # client creation (tools/prepare_data.py; read by aws_keepalive/prepared.py).
+        prepare_data.prepare(target)
     versions = compile_bytecode(pythons, target)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     files, unzipped = write_zip(work, out, repro_zip.zip_date_time())

@@ -33,8 +33,10 @@ fails (an unexpected botocore), it is reported once and that part of botocore st
    Reset, broken pipe, remote disconnect and read timeout are the errors botocore maps to
    ConnectionClosedError / ReadTimeoutError and retries (legacy and standard modes alike): each
    is counted (``StaleReuses``), reported once per host with the settings in force, and teaches
-   idle.py the host's idle limit.  A request that got its response teaches idle.py the longest
-   idle known to survive.
+   idle.py the host's idle limit -- a read timeout only when the kernel says the peer never
+   acknowledged the request (TCP_INFO, read before urllib3 closes the socket): a slow server
+   acknowledges it and then takes its time, which is no dead flow.  A request that got its
+   response teaches idle.py the longest idle known to survive.
 """
 
 import functools
@@ -64,6 +66,10 @@ def apply(settings):
         from . import trust  # only when asked for: it imports ssl
 
         steps.append(("trust store", trust.patch))
+    if settings.prepared:
+        from . import prepared  # only when asked for
+
+        steps.append(("data loader", prepared.patch))
     for name, step in steps:
         try:
             step(settings, version, path)
@@ -305,7 +311,9 @@ def _make_make_request(settings, original):
         try:
             response = original(self, *args, **kwargs)
         except Exception as error:
-            stale_reuse(settings, conn.host, conn.port, idle_s, error, "botocore")
+            # Before urllib3 closes the connection: a read timeout needs its socket's TCP_INFO.
+            stale_reuse(settings, conn.host, conn.port, idle_s, error, "botocore",
+                        sock=getattr(conn, "sock", None))
             raise
         try:
             if idle.learn:
@@ -365,12 +373,24 @@ def stale_kind(error):
     return None
 
 
-def stale_reuse(settings, host, port, idle_s, error, family):
+def stale_reuse(settings, host, port, idle_s, error, family, sock=None):
     """A request on a connection reused after ``idle_s`` failed with ``error``: if that is a dead
-    flow, count it, learn from it, and say so (once per host and process; debug lines each time)."""
+    flow, count it, learn from it, and say so (once per host and process; debug lines each time).
+
+    A read timeout is a dead flow only if the peer never acknowledged the request (``sock``, the
+    connection's socket, still open: idle.request_unacknowledged); a slow server's read timeout
+    is not a stale reuse and teaches nothing."""
     try:
         kind = stale_kind(error)
         if kind is None:
+            return
+        if kind == "read timeout" and not idle.request_unacknowledged(sock):
+            diagnostics.debug(
+                "read timeout on a connection to %s:%s reused after %.1f s idle, with the request "
+                "acknowledged by the peer (or no TCP_INFO to tell): a slow answer, not a dead "
+                "flow; nothing learned (%s)" % (host, port, idle_s, family),
+                host=host, port=port, idle_s=round(idle_s, 3),
+            )
             return
         learned_s = idle.reused_stale(host, idle_s)
         if metrics.enabled:

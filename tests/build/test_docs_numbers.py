@@ -13,7 +13,8 @@ import render_docs  # noqa: E402  (tools/ is not a package)
 
 # Numbers README may state outside a rendered block: facts of AWS, Linux and the layer's defaults,
 # not measurements. A measured number added by hand to README fails test_readme_numbers_are_rendered.
-README_FACTS = {"350 s", "60 s", "7200 s", "10 s", "90 s", "300 s", "250 MB", "128 MB", "100 s"}
+# (50 s: the Durable Execution SDK's read timeout.)
+README_FACTS = {"350 s", "60 s", "7200 s", "10 s", "90 s", "300 s", "250 MB", "128 MB", "100 s", "50 s"}
 # A number with a unit of time, size or ratio (ranges and thousands separators included).
 MEASURED = re.compile(r"(?<![\w.])~?\d[\d.,  ]*(?:[–-]\d[\d.,]*)?\s?(?:ms|µs|us|MB|KB|bytes|×|%|s)(?![\w])")
 
@@ -102,3 +103,15 @@ def test_take_keeps_newer_committed_data(tmp_path):
     write(build, "2026-11-26T10:00:00Z", 3)
     assert render_docs.take(str(build), str(data)) == ["wheel"]
     assert json.loads((data / "wheel.json").read_text())["rows"] == [{"size": 3}]
+
+
+def test_take_leaves_other_experiments_variants(tmp_path):
+    """A trimmed layer build or the aiobotocore soak, written to the same build/ file, is not taken."""
+    build, data = tmp_path / "build", tmp_path / "data"
+    build.mkdir()
+    run = {"finished": "2026-11-26T10:00:00Z"}
+    (build / "layer.json").write_text(json.dumps({"measured_on": run, "rows": [{"services": ["s3"]}]}))
+    (build / "soak.json").write_text(json.dumps({"measured_on": run, "rows": [{"configuration": "layer-on-aio"}]}))
+    assert render_docs.take(str(build), str(data)) == []
+    (build / "layer.json").write_text(json.dumps({"measured_on": run, "rows": [{"services": None}]}))
+    assert render_docs.take(str(build), str(data)) == ["layer"]
