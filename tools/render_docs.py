@@ -385,6 +385,13 @@ def view_throughput(data):
                "ratio to sequential"), rows)) + "".join("\n\nNote: " + note for note in run["notes"]))
 
 
+def view_wheel(data):
+    """docs/shapes-bundled.md: what `make wheel` printed."""
+    wheel = data["wheel"]["rows"][0]
+    return "```\n$ make wheel\nwheel:    build/%s\nsha256:   %s\nsize:     %d bytes\n```" % (
+        wheel["wheel"], wheel["sha256"], wheel["size"])
+
+
 def view_headline(data):
     """README.md, "What it costs and saves": the few numbers a user weighs."""
     startup = data["startup"]["rows"]
@@ -443,6 +450,7 @@ VIEWS = {
     "coldstart-goals": (view_coldstart_goals, ["coldstart", "bench-connect", "startup"]),
     "client": (view_client, ["bench-client"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
+    "wheel": (view_wheel, ["wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
     "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "bench-connect", "layer", "layer-hook",
                                  "wheel"]),
