@@ -40,19 +40,21 @@ help:
 	@echo "  make deploy         sam build + sam deploy (EXAMPLE=1: with the example function)"
 	@echo "  make release        build/release/: both layer zips, the wheel, SBOMs, SHA256SUMS (reproducible)"
 	@echo "  make publish        the release's layers into each region: REGIONS=\"us-east-1 ...\"|all FLAVOR=full|hook|all PUBLIC=1"
+	@echo "  make verify-aws     the demo's experiment in your own AWS account (REGION, VPC=1), then the stack deleted"
 	@echo "  make publish-wheel  upload the wheel to INDEX_URL with TOKEN (or INDEX_USER/INDEX_PASSWORD)"
 	@echo "  make test           every test suite (what CI runs)"
 	@echo "Work on it (what each does and its knobs: the comment above its rule in mk/<area>.mk):"
 	@echo "  python   interpreters (CPython $(NEEDED_MINORS): found or installed, one line each)"
 	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat"
-	@echo "  lab      demo demo-lmi soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
-	@echo "  bench    bench bench-aio bench-connect bench-reuse bench-children bench-throughput coldstart coldstart-parts soak-memory"
-	@echo "  release  regions bench-publish"
-	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-lab lock-runtime-sdk lock-wheel"
+	@echo "  lab      demo demo-lmi demo-durable soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
+	@echo "  bench    bench bench-aio bench-connect bench-reuse bench-children bench-throughput coldstart coldstart-parts bench-client soak-memory"
+	@echo "  docs     render the measured tables in README and docs/ from the benchmarks' JSON (docs/numbers.md)"
+	@echo "  release  regions bench-publish actionlint lock-serverless"
+	@echo "  lock     lock lock-aio lock-async lock-compat lock-demo lock-durable lock-lab lock-runtime-sdk lock-wheel"
 	@echo "  other    lint (ruff, sam validate --lint)  clean (build outputs and venvs)"
 
 .PHONY: lint
-lint: $(TOOLS_PY) $(SAM)
+lint: $(TOOLS_PY) $(SAM) actionlint
 	$(VENV)/tools/bin/ruff check .
 	PATH=$(SAM_PATH) $(SAM) validate --lint
 

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from rows import write_rows  # bench/rows.py, next to this script
+from rows import interpreter_version, write_rows  # bench/rows.py, next to this script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYER = os.path.join(REPO, "layer")
@@ -142,6 +142,7 @@ def main():
             stats = {name: describe(values) for name, values in samples.items()}
             row = {
                 "python": minor,
+                "python_version": interpreter_version(python),
                 "pth_cost_us": round(stats["comment"][0] - stats["none"][0], 1),
                 "floor_us": round(stats["floor"][0] - stats["comment"][0], 1),
                 "hook_off_us": round(stats["off"][0] - stats["comment"][0], 1),

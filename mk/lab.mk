@@ -109,3 +109,44 @@ $(VENV)/bench/.installed: lab/bench-requirements.txt | $(UV)
 .PHONY: measure-async
 measure-async: lab-deps $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256
 	$(VENV)/test-3.12/bin/python -m lab.experiments.async_patterns.run
+
+# make demo-durable [DURABLE_ROUNDS=3]: Lambda durable functions (issue 25; ~3.5 min, root): a real
+# durable function (aws-durable-execution-sdk-python, bundled with its boto3 in the task folder as
+# sam build does) on the CPython 3.13 and 3.14 stand-ins, AWS's local runner (dex-local-runner) as
+# the durable service, the checkpoint traffic through the NAT in reset and silent mode, waits longer
+# than the scaled NAT timeout; no layer / BOTOCORE_TCP_KEEPALIVE / layer on / layer on with the
+# user's boto3_client= / layer on with nothing leaving the frozen env. Prints the table, writes
+# build/demo-durable.json and build/demo-durable.png. Its one-wait version runs in make test
+# (tests/lab/experiments/test_demo_durable.py). .venv/durable: the runner + plot + TLS front
+# (lab/experiments/durable/runner-requirements.txt); .venv/durable-task: the function's packages
+# (function-requirements.txt, pip install --target; pure Python, one folder for both minors).
+DURABLE_PY := $(VENV)/durable/bin/python
+DURABLE_TASK := $(VENV)/durable-task
+DURABLE_ROUNDS ?= 3
+$(VENV)/durable/.installed: lab/experiments/durable/runner-requirements.txt | $(UV)
+	rm -rf $(VENV)/durable
+	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/durable
+	$(UV) pip install -q --python $(DURABLE_PY) --require-hashes -r lab/experiments/durable/runner-requirements.txt
+	touch $@
+$(DURABLE_TASK)/.installed: lab/experiments/durable/function-requirements.txt | $(UV)
+	rm -rf $(DURABLE_TASK)
+	$(UV) pip install -q --target $(DURABLE_TASK) --python $(call need_python,3.13) --require-hashes \
+	  -r lab/experiments/durable/function-requirements.txt
+	touch $@
+
+.PHONY: demo-durable
+demo-durable: $(LAYER_ZIP) lab-deps $(DURABLE_PY) $(DURABLE_TASK)/.installed \
+  $(VENV)/lambda-3.13/.lab-lock-sha256 $(VENV)/lambda-3.14/.lab-lock-sha256
+	$(DURABLE_PY) -m lab.experiments.durable.run --zip $(LAYER_ZIP) --deps $(DURABLE_TASK) --memory-mb $(MEMORY_MB) \
+	  --rounds $(DURABLE_ROUNDS) --json $(BUILD_DIR)/demo-durable.json --png $(BUILD_DIR)/demo-durable.png
+
+# AWS's Runtime Interface Emulator (the one sam local and the Lambda base images use), built from
+# source through the Go module proxy at a pinned version (go.sum checked), into .venv/rie/bin. The
+# lab's stand-in Runtime API and the durable service's Invoke endpoint are checked against it
+# (tests/lab/standin/test_rie.py, in test-lab). It serves Invoke for one function and never freezes
+# it, which is why the experiments keep the stand-in.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE := $(VENV)/rie/bin/aws-lambda-rie
+$(RIE):
+	GOPATH=$(CURDIR)/$(VENV)/rie GOFLAGS=-modcacherw GOTOOLCHAIN=local \
+	  go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)

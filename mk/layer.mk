@@ -26,10 +26,11 @@ layer: | $(UV)
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
 $(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
-  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py \
+  tools/prepare_data.py
 	$(MAKE) --no-print-directory layer FLAVOR=full
 $(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
-  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py tools/prepare_data.py
 	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
 # sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.

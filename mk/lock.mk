@@ -1,6 +1,7 @@
 # Locks: every hash-pinned requirements file, regenerated (make lock: all of them, newest
 # boto3/botocore). Each .txt is written from the .in beside it.
-# (targets: lock, lock-aio, lock-wheel, lock-lab, lock-runtime-sdk, lock-demo, lock-async, lock-compat)
+# (targets: lock, lock-aio, lock-wheel, lock-lab, lock-runtime-sdk, lock-demo, lock-async, lock-compat,
+#  lock-durable)
 
 .PHONY: lock
 lock: | $(UV)
@@ -12,10 +13,10 @@ lock: | $(UV)
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
 	for v in $(BOTOCORE_OLD); do echo "botocore==$$v" | $(UV) pip compile -q --python-version 3.9 \
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
-	for n in sam moto ruff sbom; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
+	for n in sam moto ruff sbom cdk; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  tools/$$n.in -o tools/$$n.txt; done
 	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
-	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat
+	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat lock-durable
 
 .PHONY: lock-aio
 lock-aio: | $(UV)
@@ -65,3 +66,12 @@ lock-compat: | $(UV)
 	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \
 	  -o tests/compat/sdist-tools.txt
+
+# The durable-function experiment (lab/experiments/durable): the function's SDK and the local runner,
+# both with the layer's boto3 as a constraint (same botocore with and without the layer); universal
+# from 3.13 (the SDK needs >= 3.11; durable functions run python3.13 and python3.14).
+.PHONY: lock-durable
+lock-durable: | $(UV)
+	for n in function runner; do $(UV) pip compile -q --universal --python-version 3.13 --generate-hashes \
+	  -c layer/requirements.txt lab/experiments/durable/$$n-requirements.in \
+	  -o lab/experiments/durable/$$n-requirements.txt; done

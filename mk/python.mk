@@ -70,9 +70,9 @@ $(VENV)/tools/.installed: tools/ruff.txt layer/requirements.txt | $(UV)
 	touch $@
 
 # SAM CLI, moto; also twine (publish-wheel), pypiserver (the publish test's local index) and
-# cyclonedx-python-lib (the release test's SBOM schema check).
+# cyclonedx-python-lib (the release test's SBOM schema check) and aws-cdk-lib (docs/attach.md's CDK snippet).
 $(VENV)/sam/.installed $(VENV)/moto/.installed $(VENV)/wheel-tools/.installed $(VENV)/pypiserver/.installed \
-  $(VENV)/sbom/.installed: \
+  $(VENV)/sbom/.installed $(VENV)/cdk/.installed: \
   $(VENV)/%/.installed: tools/%.txt | $(UV)
 	rm -rf $(VENV)/$*
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*

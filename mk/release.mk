@@ -1,6 +1,6 @@
 # Releasing and publishing (issues 3, 7, 24): the release files, the layers into every region, the
 # wheel to a package index, the region list, and the demo's experiment on the user's own account.
-# (targets: release, publish, regions, bench-publish, publish-wheel, actionlint; files: build/release/)
+# (targets: release, publish, regions, bench-publish, publish-wheel, actionlint, verify-aws; files: build/release/)
 
 # make release: build/release/ holds both layer zips named with the version, the wheel, one CycloneDX
 # SBOM per zip and SHA256SUMS, byte-for-byte reproducible. The bytecode is compiled by the pinned
@@ -17,7 +17,7 @@ release: | $(UV)
 # When missing or older than what goes into it; otherwise publish uses the release as built.
 $(RELEASE_SUMS): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py tools/release.py tools/sbom.py \
-  tools/cpython-maven.sha256
+  tools/cpython-maven.sha256 tools/prepare_data.py
 	$(MAKE) --no-print-directory release
 
 # make publish REGIONS="us-east-1 eu-west-1"|all FLAVOR=full|hook|all [PUBLIC=1 | PRINCIPAL_ORG=o-...]
@@ -69,3 +69,56 @@ publish-wheel: wheel $(WHEEL_TOOLS_PY)
 # the venv's rule: mk/python.mk).
 test-build: $(SBOM_PY)
 test-build: export AWS_KEEPALIVE_SBOM_PYTHON := $(CURDIR)/$(SBOM_PY)
+
+# actionlint checks .github/workflows/*.yml (make lint runs it; tests/build/test_workflow.py too). Installed
+# with go install from the Go module proxy at a pinned version (its go.sum checked by the module mirror).
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := $(VENV)/go/actionlint-$(ACTIONLINT_VERSION)/actionlint
+$(ACTIONLINT):
+	GOBIN=$(CURDIR)/$(dir $@) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+.PHONY: actionlint
+actionlint: $(ACTIONLINT)
+	$(ACTIONLINT) -no-color
+test-build: $(ACTIONLINT)
+test-build: export AWS_KEEPALIVE_ACTIONLINT := $(CURDIR)/$(ACTIONLINT)
+
+# make verify-aws [REGION=...] [MEMORY_MB=128] [VPC=1 [YES=1]] [GAPS=3] [GAP_S=380] [STEADY=5]: the demo's
+# experiment in your own account (tools/verify_aws.py): a SAM stack (a table; the lab's example function
+# with no layer, with BOTOCORE_TCP_KEEPALIVE=true, with the layer), invocations after gaps past the NAT
+# gateway's 350 s and after short ones, the demo's table, build/verify-aws.json, the stack deleted (also on
+# Ctrl-C). ~25 min with the defaults. Credentials are checked first: without them it stops before
+# building anything. VPC=1 (a NAT gateway: billed by the hour) prints the estimate and asks, unless YES=1.
+REGION ?=
+VPC ?= 0
+YES ?= 0
+GAPS ?= 3
+GAP_S ?= 380
+STEADY ?= 5
+.PHONY: verify-aws
+verify-aws: $(TOOLS_PY)
+	$(TOOLS_PY) tools/verify_aws.py --check-credentials $(if $(REGION),--region $(REGION))
+	$(MAKE) --no-print-directory $(SAM) $(RELEASE_SUMS)
+	PATH=$(SAM_PATH) $(TOOLS_PY) tools/verify_aws.py --sam $(SAM) \
+	  --layer-zip $(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip $(if $(REGION),--region $(REGION)) \
+	  --memory-mb $(MEMORY_MB) --gaps $(GAPS) --gap-s $(GAP_S) --steady $(STEADY) \
+	  $(if $(filter 1,$(VPC)),--vpc) $(if $(filter 1,$(YES)),--yes) \
+	  --work $(BUILD_DIR)/verify-aws --json $(BUILD_DIR)/verify-aws.json
+
+# docs/attach.md's snippets, each checked by its own tool (tests/build/test_attach.py): SAM and cfn-lint
+# (.venv/sam), CDK synth (.venv/cdk: aws-cdk-lib from tools/cdk.txt, run by Node), Serverless Framework 3
+# (npm ci from tools/serverless/package-lock.json into .venv/serverless; v4 needs a login), and
+# `terraform fmt -check` where terraform is installed (terraform validate needs the registry's provider).
+CDK_PY := $(VENV)/cdk/bin/python
+SERVERLESS := $(VENV)/serverless/node_modules/.bin/serverless
+$(VENV)/serverless/.installed: tools/serverless/package.json tools/serverless/package-lock.json
+	rm -rf $(VENV)/serverless
+	mkdir -p $(VENV)/serverless
+	cp tools/serverless/package.json tools/serverless/package-lock.json $(VENV)/serverless/
+	cd $(VENV)/serverless && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+.PHONY: lock-serverless
+lock-serverless:
+	cd tools/serverless && npm install --package-lock-only --ignore-scripts --no-audit --no-fund
+test-build: $(CDK_PY) $(VENV)/serverless/.installed
+test-build: export AWS_KEEPALIVE_CDK_PYTHON := $(CURDIR)/$(CDK_PY)
+test-build: export AWS_KEEPALIVE_SERVERLESS := $(CURDIR)/$(SERVERLESS)

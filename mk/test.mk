@@ -52,6 +52,10 @@ test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # What the lab needs besides Python (lab-deps, mk/lab.mk) and the throughput bench's venv.
 test-lab: lab-deps
 test-lab: $(BENCH_PY)
+# The durable-function test's runner venv and function packages (mk/lab.mk, demo-durable).
+test-lab: $(DURABLE_PY) $(DURABLE_TASK)/.installed
+# AWS's Runtime Interface Emulator, which the stand-in is checked against (mk/lab.mk).
+test-lab: $(RIE)
 # tests/lab/test_soak_memory.py runs bench/soak_memory.py small, with the 3.12 aioboto3 folder.
 test-lab: $(VENV)/aio/3.12/aioboto3-15.5.0/.done
 

@@ -15,7 +15,9 @@ Steps, each a function below:
    ``opentelemetry_pre_instrument`` entry point lookup, find the hook on /opt/python;
 3. prune what a function never needs (installer caches, console scripts, test folders) and, for a
    trimmed build, the botocore/boto3 service models not asked for and their endpoints.json entries;
-4. compile bytecode with every supported CPython found on this machine;
+4. (full flavor) prepare what the SDK would list and parse at client creation
+   (tools/prepare_data.py: the data folders' index, the top-level data files pre-parsed), and
+   compile bytecode with every supported CPython found on this machine;
 5. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
    and sizes.
 
@@ -45,7 +47,11 @@ import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
+import prepare_data  # noqa: E402
 import repro_zip  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+from rows import write_rows  # noqa: E402  (bench/rows.py: the sizes are rows docs/ render)
 
 # The hook's files, relative to the hook source folder (layer/).
 HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "usercustomize.py",
@@ -252,6 +258,10 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     prune(target)
     if services:
         trim_services(target, services)
+    if flavor == "full":
+        # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
+        # client creation (tools/prepare_data.py; read by aws_keepalive/prepared.py).
+        prepare_data.prepare(target)
     versions = compile_bytecode(pythons, target)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     files, unzipped = write_zip(work, out, repro_zip.zip_date_time())
@@ -293,6 +303,8 @@ def main(argv=None):
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:
         print("services: %s" % (",".join(result["services"]) if result["services"] else "all"))
+    # Beside the zip (build/layer.json, build/layer-hook.json): the sizes docs/ and README quote.
+    write_rows(os.path.splitext(args.out)[0] + ".json", [dict(result, zip=os.path.basename(result["zip"]))])
 
 
 if __name__ == "__main__":

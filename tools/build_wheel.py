@@ -42,6 +42,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import layer_info  # noqa: E402  (a sibling module: tools/ is not a package)
 import repro_zip  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+from rows import write_rows  # noqa: E402  (bench/rows.py: the size docs/ and README quote)
+
 DISTRIBUTION = "aws-python-keepalive"
 # The file-name form of the distribution name (PEP 427 / binary distribution format).
 WHEEL_NAME = DISTRIBUTION.replace("-", "_")
@@ -191,9 +194,12 @@ def main(argv=None):
         print(os.path.join(args.out_dir, wheel_filename(source_version(args.hook))))
         return
     out = build(args.hook, args.out_dir)
+    sha256, size = repro_zip.sha256_of(out), os.path.getsize(out)
     print("wheel:    %s" % out)
-    print("sha256:   %s" % repro_zip.sha256_of(out))
-    print("size:     %d bytes" % os.path.getsize(out))
+    print("sha256:   %s" % sha256)
+    print("size:     %d bytes" % size)
+    write_rows(os.path.join(args.out_dir, "wheel.json"),
+               [{"wheel": os.path.basename(out), "sha256": sha256, "size": size}])
 
 
 if __name__ == "__main__":

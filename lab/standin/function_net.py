@@ -199,4 +199,3 @@ def run_gaps(fn: LambdaFunction, network: FunctionNetwork, event: Any, gaps_s: S
         records.append(record)
         last_end = time.monotonic()
     return records
-

@@ -163,6 +163,7 @@ class Invocation:
     counters: dict = field(default_factory=dict)
     gap_s: Optional[float] = None  # set by the driver: idle time before this invocation
     worker_pid: Optional[int] = None  # the process whose botocore served it (lab_observe events)
+    events: list = field(default_factory=list)  # its lab_observe events, in order (lab/runtime/lab_observe.py)
 
     @property
     def ok(self) -> bool:
@@ -522,7 +523,8 @@ class LambdaFunction:
         record = Invocation(self._count, request_id, outcome, timings, thawed,
                             stdout=[line.text for line in lines if line.stream == "stdout"],
                             stderr=[line.text for line in lines if line.stream == "stderr"])
-        record.counters = count_events([e for evs in events.values() for e in evs])
+        record.events = [e for evs in events.values() for e in evs]
+        record.counters = count_events(record.events)
         self._count += 1
         if self.freeze_between and self.alive() and outcome.kind in ("response", "error"):
             self.freeze()

@@ -9,6 +9,8 @@ The pipeline, one module per step:
                                snapstart.py: after a SnapStart restore, no pre-snapshot connection;
                                trust.py: a CA bundle loaded once per process and TLS settings,
                                not once per connection;
+                               prepared.py: client creation answers botocore's service listings
+                               and endpoints.json from data the layer build prepared (full flavor);
                                children.py: the same in every process multiprocessing starts)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr;
                                  metrics.py: CloudWatch EMF records on stdout, when switched on)

@@ -70,6 +70,10 @@ def apply(settings):
         from . import trust  # imports patch._wrap: imported here, not at the top
 
         steps.append(("trust store", trust.patch))
+    if settings.prepared:
+        from . import prepared  # imports patch._wrap: imported here, not at the top
+
+        steps.append(("data loader", prepared.patch))
     for name, step in steps:
         try:
             step(settings, version, path)

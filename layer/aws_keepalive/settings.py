@@ -63,6 +63,7 @@ class Settings:
         "learn",
         "metrics",
         "metrics_namespace",
+        "prepared",
     )
 
     def __init__(
@@ -77,6 +78,7 @@ class Settings:
         learn=True,
         metrics=False,
         metrics_namespace=METRICS_NAMESPACE,
+        prepared=True,
     ):
         self.keepidle_s = keepidle_s
         self.keepintvl_s = keepintvl_s
@@ -94,6 +96,9 @@ class Settings:
         # CloudWatch Embedded Metric Format records on stdout (metrics.py); off by default.
         self.metrics = metrics
         self.metrics_namespace = metrics_namespace
+        # Client creation answers its listings and top-level data files from what the layer build
+        # prepared (prepared.py); only with the layer's own botocore.
+        self.prepared = prepared
 
     def describe(self):
         """One line for the debug log: the effective settings, by name."""
@@ -109,6 +114,8 @@ class Settings:
         )
         if self.metrics:
             text += " metrics=%s" % self.metrics_namespace
+        if not self.prepared:
+            text += " prepared=off"
         return text
 
 
@@ -142,6 +149,7 @@ def from_environ(environ):
         learn=_flag(environ, "AWS_PYTHON_KEEPALIVE_LEARN", default=True),
         metrics=_flag(environ, "AWS_PYTHON_KEEPALIVE_METRICS"),
         metrics_namespace=_namespace(environ, "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE"),
+        prepared=_flag(environ, "AWS_PYTHON_KEEPALIVE_PREPARED", default=True),
     )
 
 

@@ -124,11 +124,13 @@ import json, re, sys
 from cfnlint.decode import cfn_yaml
 from samtranslator.translator.transform import transform
 doc = open(sys.argv[1]).read()
-section = doc[doc.index("## Attach it"):]
+section = doc[doc.index(sys.argv[2] if len(sys.argv) > 2 else "## Attach it"):]
 snippet = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
 template = {"AWSTemplateFormatVersion": "2010-09-09", "Transform": "AWS::Serverless-2016-10-31",
             "Resources": cfn_yaml.loads(snippet)}
-template["Resources"]["MyFunction"]["Properties"]["CodeUri"] = "s3://bucket/key.zip"
+for resource in template["Resources"].values():
+    if resource["Type"] == "AWS::Serverless::Function":
+        resource["Properties"]["CodeUri"] = "s3://bucket/key.zip"
 class NoPolicies:
     def load(self):
         return {}
@@ -153,3 +155,21 @@ def test_managed_instances_snippet_translates():
     assert function["Runtime"] == "python3.13"
     assert function["Environment"]["Variables"] == {"AWS_PYTHON_KEEPALIVE": "1"}
     assert function["Layers"][0].startswith("arn:aws:lambda:REGION:ACCOUNT:layer:aws-python-keepalive:")
+
+
+def test_durable_functions_snippet_translates():
+    """The durable-function YAML of docs/durable.md ("Attach it") becomes a function with DurableConfig, the layer and the switch,
+    and a role with the durable-execution managed policy (SAM adds it when DurableConfig is set)."""
+    python = os.path.join(os.path.dirname(tool("AWS_KEEPALIVE_SAM")), "python")
+    completed = subprocess.run([python, "-c", TRANSLATE, os.path.join(REPO, "docs", "durable.md")],
+                               capture_output=True, text=True, env=env(AWS_DEFAULT_REGION="us-east-1"))
+    assert completed.returncode == 0, completed.stderr
+    resources = json.loads(completed.stdout)
+    function = resources["MyDurableFunction"]["Properties"]
+    assert function["DurableConfig"] == {"ExecutionTimeout": 86400, "RetentionPeriodInDays": 7}
+    assert function["Runtime"] == "python3.13"
+    assert function["Environment"]["Variables"] == {"AWS_PYTHON_KEEPALIVE": "1"}
+    assert function["Layers"][0].startswith("arn:aws:lambda:REGION:ACCOUNT:layer:aws-python-keepalive:")
+    role = resources["MyDurableFunctionRole"]["Properties"]
+    assert any(str(arn).endswith("service-role/AWSLambdaBasicDurableExecutionRolePolicy")
+               for arn in role["ManagedPolicyArns"]), role["ManagedPolicyArns"]

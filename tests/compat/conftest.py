@@ -21,6 +21,9 @@ _hook_conftest = importlib.util.spec_from_file_location("hook_conftest", REPO / 
 hook_conftest = importlib.util.module_from_spec(_hook_conftest)
 _hook_conftest.loader.exec_module(hook_conftest)
 server = hook_conftest.server
+# What tests/hook/test_prepared.py (imported by test_botocore_suite.py) takes from "conftest".
+BASE_ENV = hook_conftest.BASE_ENV
+LAYER = hook_conftest.LAYER
 
 COMPAT_TASK = os.environ.get("AWS_KEEPALIVE_COMPAT_TASK", "")
 PROBE = REPO / "tests" / "hook" / "task" / "keepalive_probe.py"

@@ -1,7 +1,10 @@
 """botocore's own unit tests (from its PyPI sdist, the layer's pinned version) with the layer on.
 
 The layer is activated as on Lambda: its folder is added as a site directory, so aws_keepalive.pth
-runs before pytest imports anything, with AWS_PYTHON_KEEPALIVE=1.  Every test must pass except
+runs before pytest imports anything, with AWS_PYTHON_KEEPALIVE=1.  The folder is laid out as the
+full layer's /opt/python: the hook's files beside the botocore under test (the sdist's, which the
+tests import from their working folder) and the prepared data the build writes for it
+(tools/prepare_data.py), so the suite also runs on prepared.py's index.  Every test must pass except
 those that assert botocore's exact socket option list (adding options is the layer's purpose) and
 one that only fails after others (ORDER_DEPENDENT); a ``tcp_keepalive=False`` in the config store
 must win (``test_tcp_keepalive_explicitly_disabled``).
@@ -18,14 +21,21 @@ import sys
 import xml.etree.ElementTree as ElementTree
 
 import pytest
+from test_prepared import OPT_OUT, assert_same, probe  # tests/hook (compat's conftest)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAYER = os.path.join(REPO, "layer")
 SDIST_DIR = os.environ.get("AWS_KEEPALIVE_BOTOCORE_SDIST", "")
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import build_layer  # noqa: E402  (tools/: the hook's files as the build copies them)
+import prepare_data  # noqa: E402
 
 # Runs pytest in an interpreter whose site directories include the layer (its .pth activates it).
+# At the end it says whether prepared.py's index was read (and usable) in that process.
 RUN_WITH_LAYER = (
-    "import site, sys; site.addsitedir(sys.argv[1]); import pytest; sys.exit(pytest.main(sys.argv[2:]))"
+    "import site, sys; site.addsitedir(sys.argv[1]); import pytest; code = pytest.main(sys.argv[2:]); "
+    "prepared = sys.modules.get('aws_keepalive.prepared'); "
+    "print('prepared data used: %s' % bool(prepared and prepared._state)); sys.exit(code)"
 )
 
 # The tests that compare the exact socket option list botocore computes (TestCreateClientArgs).
@@ -59,16 +69,31 @@ def _source_tree():
     return trees[0]
 
 
+def _layer_tree(tmp_path):
+    """The sdist's entries (symlinked) with the hook's files and the prepared data beside its
+    botocore/: the working folder and site directory of the suite's run."""
+    tree = tmp_path / "tree"
+    if not tree.exists():
+        tree.mkdir()
+        source = _source_tree()
+        for entry in os.listdir(source):
+            os.symlink(os.path.join(source, entry), tree / entry)
+        build_layer.copy_hook(LAYER, str(tree))
+        prepare_data.prepare(str(tree))
+    return str(tree)
+
+
 def _run_suite(tmp_path, switch, *paths):
-    """Run botocore's tests at ``paths`` (in its source tree); return {test name: outcome, ...}
-    and the failure messages by name."""
-    report = tmp_path / ("junit-%s-%d.xml" % (switch, len(list(tmp_path.iterdir()))))
+    """Run botocore's tests at ``paths`` (in its source tree, laid out as the layer); return
+    {test name: outcome, ...}, the failure messages by name, and whether the index was used."""
+    tree = _layer_tree(tmp_path)
+    report = tmp_path / ("junit-%s-%d.xml" % (switch, len(list(tmp_path.glob("junit-*")))))
     env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "BOTOCORE_"))}
     env["AWS_PYTHON_KEEPALIVE"] = switch
     completed = subprocess.run(
-        [sys.executable, "-c", RUN_WITH_LAYER, LAYER, "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-c", RUN_WITH_LAYER, tree, "-q", "-p", "no:cacheprovider",
          "--junitxml", str(report)] + list(paths),
-        cwd=_source_tree(), env=env, capture_output=True, text=True, timeout=600,
+        cwd=tree, env=env, capture_output=True, text=True, timeout=1200,
     )
     assert report.exists(), completed.stdout[-3000:] + completed.stderr[-3000:]
     outcomes, failures = {}, {}
@@ -84,7 +109,7 @@ def _run_suite(tmp_path, switch, *paths):
             outcomes[name] = "skipped"
         else:
             outcomes[name] = "passed"
-    return outcomes, failures
+    return outcomes, failures, "prepared data used: True" in completed.stdout
 
 
 def _socket_options(text, label):
@@ -98,7 +123,8 @@ def test_unit_suite_with_layer_on(tmp_path):
     """botocore's unit suite passes with the layer on, but for the exact-option-list tests, whose
     only difference is the layer's SO_KEEPALIVE and timers, and one mock-sharing test that passes
     alone; the config store's False wins."""
-    outcomes, failures = _run_suite(tmp_path, "1", "tests/unit")
+    outcomes, failures, prepared_used = _run_suite(tmp_path, "1", "tests/unit")
+    assert prepared_used
     counts = {outcome: list(outcomes.values()).count(outcome) for outcome in ("passed", "failed", "skipped")}
     print("botocore unit tests with the layer on:", counts)
     order_dependent = {test_id.rsplit("::", 1)[1] for test_id in ORDER_DEPENDENT}
@@ -113,13 +139,47 @@ def test_unit_suite_with_layer_on(tmp_path):
             option for option in expected if option != KEEPALIVE], name
         assert KEEPALIVE in actual and TIMERS <= set(actual), name
     for test_id in ORDER_DEPENDENT:
-        alone, alone_failures = _run_suite(tmp_path, "1", test_id)
+        alone, alone_failures, _ = _run_suite(tmp_path, "1", test_id)
         assert list(alone.values()) == ["passed"], (test_id, alone_failures)
 
 
 def test_args_tests_pass_with_layer_off(tmp_path):
     """With the switch off, every test of botocore's test_args.py passes (the failures above are
     the layer's doing, not this machine's)."""
-    outcomes, failures = _run_suite(tmp_path, "0", "tests/unit/test_args.py")
-    assert failures == {}
+    outcomes, failures, prepared_used = _run_suite(tmp_path, "0", "tests/unit/test_args.py")
+    assert failures == {} and not prepared_used
     assert list(outcomes.values()).count("passed") > 90
+
+
+# The functional tests that load models, endpoints and service lists (2 900 tests, ~1 min here);
+# the whole functional suite (~59 000, most of them endpoint rule-set and paginator cases) takes
+# hours on this shared machine.
+FUNCTIONAL = ("test_loaders", "test_endpoints", "test_regions", "test_service_names", "test_service_alias",
+              "test_alias", "test_client_class_names", "test_session", "test_model_backcompat",
+              "test_client_metadata", "test_public_apis", "test_model_completeness", "test_dynamodb", "test_s3",
+              "test_sts", "test_client")
+
+
+def test_functional_tests_that_load_data_pass_with_layer_on(tmp_path):
+    """botocore's functional tests of models, endpoints, regions and service names all pass with the
+    layer on and its index used."""
+    outcomes, failures, prepared_used = _run_suite(
+        tmp_path, "1", *["tests/functional/%s.py" % name for name in FUNCTIONAL])
+    counts = {outcome: list(outcomes.values()).count(outcome) for outcome in ("passed", "failed", "skipped")}
+    print("botocore functional tests (data loading) with the layer on:", counts)
+    assert failures == {} and prepared_used
+    assert counts["passed"] > 2500
+
+
+def test_every_service_alike_with_the_index(tmp_path):
+    """In the suite's tree, every service's models (service, rule set, paginators, waiters) and
+    endpoints load as without the index, and creating clients lists no data folder."""
+    tree = _layer_tree(tmp_path)
+    data = os.path.join(tree, "botocore", "data")
+    services = sorted(name for name in os.listdir(data) if os.path.isdir(os.path.join(data, name)))
+    assert len(services) > 400
+    prepared, _ = probe(tree, {"AWS_PYTHON_KEEPALIVE": "1"}, services)
+    stock, _ = probe(tree, OPT_OUT, services)
+    assert prepared["used"] is True and stock["used"] is False
+    assert prepared["listed_at_creation"] == 0 and stock["listed_at_creation"] > 400
+    assert_same(prepared, stock)

@@ -110,21 +110,28 @@ def test_invalid_debug_value_warns_and_stays_off(capsys):
     assert "AWS_PYTHON_KEEPALIVE_DEBUG='verbose'" in capsys.readouterr().err
 
 
+# Parts that are on with the layer and have their own opt-out: trust.py, prepared.py.
+OPT_OUTS = [("AWS_PYTHON_KEEPALIVE_TRUST_ONCE", "trust_once"), ("AWS_PYTHON_KEEPALIVE_PREPARED", "prepared")]
+
+
+@pytest.mark.parametrize("variable,attribute", OPT_OUTS)
 @pytest.mark.parametrize("value,expected", [(None, True), ("1", True), ("0", False), ("off", False)])
-def test_trust_once_on_by_default_and_switched_off(value, expected):
-    """Loading the CA bundle once is on with the layer; AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0 turns it off."""
+def test_opt_outs_on_by_default_and_switched_off(variable, attribute, value, expected):
+    """Loading the CA bundle once and the build's prepared data are on with the layer;
+    AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0 / AWS_PYTHON_KEEPALIVE_PREPARED=0 turn each off."""
     environ = {"AWS_PYTHON_KEEPALIVE": "1"}
     if value is not None:
-        environ["AWS_PYTHON_KEEPALIVE_TRUST_ONCE"] = value
-    assert settings.from_environ(environ).trust_once is expected
+        environ[variable] = value
+    assert getattr(settings.from_environ(environ), attribute) is expected
 
 
-def test_invalid_trust_once_value_warns_and_stays_on(capsys):
-    """AWS_PYTHON_KEEPALIVE_TRUST_ONCE with an unknown value warns and keeps its default (on)."""
-    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_TRUST_ONCE": "maybe"})
-    assert config.trust_once is True
+@pytest.mark.parametrize("variable,attribute", OPT_OUTS)
+def test_invalid_opt_out_value_warns_and_stays_on(variable, attribute, capsys):
+    """An opt-out variable with an unknown value warns, naming it, and keeps its default (on)."""
+    config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", variable: "maybe"})
+    assert getattr(config, attribute) is True
     err = capsys.readouterr().err
-    assert "AWS_PYTHON_KEEPALIVE_TRUST_ONCE='maybe'" in err and "using on" in err
+    assert "%s='maybe'" % variable in err and "using on" in err
 
 
 def test_other_variables_ignored_when_off(capsys):
@@ -141,6 +148,7 @@ def test_describe_names_every_setting():
                     "max_idle_s=300 learn=on")
     text = settings.Settings(learn=False, metrics=True, metrics_namespace="ns").describe()
     assert text.endswith("max_idle_s=300 learn=off metrics=ns")
+    assert settings.Settings(prepared=False).describe().endswith("learn=on prepared=off")
 
 
 @pytest.mark.parametrize("value,expected", [("", True), ("1", True), ("0", False), ("off", False)])

@@ -178,6 +178,21 @@ def markdown(table_rows) -> str:
                   for r in table_rows], header=HEADER, first_number=3)
 
 
+def view(data) -> str:
+    """docs/shapes-lmi.md's table, rendered from build/demo-lmi.json by tools/render_docs.py (make docs)."""
+    lmi = data["demo-lmi"]
+    fds = lmi["worker_fds"]
+
+    def span(low, high):
+        return "%d" % low if low == high else "%d–%d" % (low, high)
+
+    return ("%s, %d workers, %d rounds, NAT timeout %d s, read timeout %s s:\n\n%s\n\nEach worker held "
+            "%s file descriptors, %s of them sockets." % (
+                lmi["interpreter"], lmi["workers"], lmi["rounds"], lmi["nat_timeout_s"], lmi["read_timeout_s"],
+                markdown(lmi["rows"]), span(min(e["fds_min"] for e in fds), max(e["fds_max"] for e in fds)),
+                span(min(e["sockets_min"] for e in fds), max(e["sockets_max"] for e in fds))))
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--zip", default=str(REPO / "build" / "layer.zip"), help="the built layer")

@@ -36,6 +36,45 @@ def rows(runs, handler, call_ms):
     return out
 
 
+# JSON keys of the same columns (build/demo.json; docs/data/demo.json once make docs took it).
+KEYS = ("configuration", "phase", "calls", "p50_ms", "p95_ms", "p99_ms", "max_ms", "new_conn_per_inv",
+        "resets", "retries", "failed")
+
+
+def json_rows(runs, handlers, call_ms):
+    """The tables' rows as dicts, numbers as numbers (``None`` where the table shows ``-``)."""
+    out = []
+    for handler in handlers:
+        for row in rows(runs, handler, call_ms):
+            record = dict(zip(KEYS, row), handler=handler)
+            for key in KEYS[3:8]:
+                record[key] = None if record[key] == "-" else float(record[key])
+            out.append(record)
+    return out
+
+
+WHAT = {"handler": "1 put", "handler_ten": "10 puts"}
+
+
+def view(data, handler="handler") -> str:
+    """docs/demo.md's table (app.handler), rendered from the JSON by tools/render_docs.py (make docs)."""
+    demo = data["demo"]
+    table_rows = [tuple(row[key] for key in KEYS) for row in demo["rows"] if row["handler"] == handler]
+    table_rows = [row[:3] + tuple("-" if v is None else "%.1f" % v for v in row[3:7]) + ("%.2f" % row[7],) + row[8:]
+                  for row in table_rows]
+    return ("app.%s (%s per invocation; ms = the function's own timing of its %s), %s, RTT %.1f ms, NAT "
+            "timeout %d s, gaps of %.1f s, stand-in CPython %s, no layer = botocore %s:\n\n"
+            % (handler, WHAT[handler], WHAT[handler],
+               "%d MB" % demo["memory_mb"] if demo["memory_mb"] else "full CPU", demo["rtt_ms"],
+               demo["nat_timeout_s"], demo["gap_s"], demo["stand_in_python"], demo["runtime_botocore"])
+            + markdown(table_rows))
+
+
+def view_ten(data) -> str:
+    """docs/lab.md's table: the same run's app.handler_ten."""
+    return view(data, "handler_ten")
+
+
 def markdown(table_rows, header=HEADER, first_number=2) -> str:
     """A Markdown table; columns from ``first_number`` on are numbers, right-aligned."""
     cells = [header] + [tuple(str(c) for c in row) for row in table_rows]

@@ -113,6 +113,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--zip", default=str(REPO / "build" / "layer.zip"), help="the built layer")
     p.add_argument("--png", default=str(REPO / "build" / "demo.png"))
+    p.add_argument("--json", default=str(REPO / "build" / "demo.json"),
+                   help="the tables' rows (docs/demo.md and README render from them: make docs)")
     p.add_argument("--rtt-ms", type=float, default=4.0, help="emulated round-trip time")
     p.add_argument("--nat-timeout", type=int, default=6, help="NAT idle timeout, s (AWS: 350)")
     p.add_argument("--steady", type=int, default=20, help="invocations in the steady phase (1/s)")
@@ -133,8 +135,9 @@ def parse_args(argv):
 
 
 def main(argv=None) -> int:
+    from bench.rows import write_rows
     from lab.experiments.demo.plot import plot
-    from lab.experiments.demo.report import print_tables
+    from lab.experiments.demo.report import json_rows, print_tables
 
     args = parse_args(argv)
     if not begin("demo", args.python):
@@ -182,6 +185,9 @@ def main(argv=None) -> int:
     for r in failed:
         print("%s / %s failed: %r" % (r.config.name, r.handler, r.error), file=sys.stderr)
     print_tables(runs, HANDLERS, call_ms, not_run)
+    write_rows(args.json, json_rows(runs, HANDLERS, call_ms), memory_mb=args.memory_mb, rtt_ms=args.rtt_ms,
+               nat_timeout_s=args.nat_timeout, gap_s=args.gap, stand_in_python=args.python,
+               runtime_botocore=botocore, timers=timers, not_run=not_run)
     plot(runs, HANDLERS, call_ms, args, Path(args.png))
     print("Plot: %s" % args.png)
     print("Total %.0f s" % (time.monotonic() - started))

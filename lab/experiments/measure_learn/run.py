@@ -119,14 +119,30 @@ def run_mode(net, layer_root, task, mode: str, learn: bool = True) -> list:
     return [row(label, i, r) for i, r in enumerate(records[1:], 1)]
 
 
+HEADER = ("NAT", "gap", "idle", "ms", "errors", "retries", "conns", "new connection (reason)", "EMF")
+
+
+def cells(r) -> tuple:
+    """One row's cells, as the printed table and docs/diagnostics.md show them."""
+    return (r["mode"], "%d" % r["gap"], "%.1f s" % r["gap_s"], "%.1f" % r["ms"], "%d" % r["connection_errors"],
+            "%d" % r["retries"], "%d" % r["tcp_connects"], ", ".join(r["reasons"]) or "- (reused)",
+            " ".join("%s=%s" % kv for kv in sorted(r["emf"].items())) or "-")
+
+
 def print_table(rows) -> None:
-    print("%-9s %-4s %6s %9s %7s %8s %6s  %-32s %s" % (
-        "NAT", "gap", "idle", "ms", "errors", "retries", "conns", "new connection (reason)", "EMF"))
+    print("%-9s %-4s %6s %9s %7s %8s %6s  %-32s %s" % HEADER)
     for r in rows:
-        print("%-9s %-4d %5.1fs %9.1f %7d %8d %6d  %-32s %s" % (
-            r["mode"], r["gap"], r["gap_s"], r["ms"], r["connection_errors"], r["retries"],
-            r["tcp_connects"], ", ".join(r["reasons"]) or "- (reused)",
-            " ".join("%s=%s" % kv for kv in sorted(r["emf"].items())) or "-"))
+        print("%-9s %-4s %6s %9s %7s %8s %6s  %-32s %s" % cells(r))
+
+
+def view(data) -> str:
+    """docs/diagnostics.md's table, rendered from build/measure-learn.json by tools/render_docs.py."""
+    learn = data["measure-learn"]
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(cells(r)) + " |" for r in learn["rows"]]
+    return ("NAT timeout %s s, max idle %s s, read timeout %s s, stand-in CPython %s; `-off`: "
+            "AWS_PYTHON_KEEPALIVE_LEARN=0:\n\n" % (learn["nat_timeout_s"], learn["max_idle_s"],
+                                                   learn["read_timeout_s"], learn["python"]) + "\n".join(lines))
 
 
 def main(argv=None) -> int:

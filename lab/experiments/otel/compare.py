@@ -15,7 +15,6 @@ writes the same rows to build/otel_compare.json.
 """
 
 import argparse
-import json
 import re
 import shutil
 import sysconfig
@@ -25,6 +24,7 @@ from pathlib import Path
 from lab.experiments.otel import layer as otel_layer
 from lab.standin.lambda_env import LambdaFunction, hook_lines, keepalive_timers, layer_from_source
 from lab import REPO
+from bench.rows import write_rows
 
 HANDLER = """
 import boto3
@@ -92,8 +92,7 @@ def main(argv=None):
         print("%-10s ok=%s routes=%-32s init=%7.1f ms  %-20s spans=%d" % (
             row["config"], row["ok"], ",".join(row["routes"]) or "-", row["init_ms"], row["timer"],
             row["botocore_spans"]))
-    args.json.parent.mkdir(exist_ok=True)
-    args.json.write_text(json.dumps({"layer_src": str(args.layer_src), "rows": rows}, indent=1) + "\n")
+    write_rows(str(args.json), rows, layer_src=str(args.layer_src))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from bench.rows import measured_on
 from lab import REPO
 from lab.standin import cpu_share
 from lab.net import nat
@@ -339,6 +340,7 @@ def main(argv=None) -> int:
         progress.close()
         shutil.rmtree(workdir, ignore_errors=True)
     report = build_report(raw)
+    report["measured_on"] = measured_on()  # where, when, at what load (bench/rows.py)
     report["runtime_botocore"] = runtime_botocore(PYTHON)
     if not_run:
         report["not_run"] = {AWS_SWITCH.name: not_run}

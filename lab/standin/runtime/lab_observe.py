@@ -33,7 +33,9 @@ after start, its settings win and the counters may be incomplete.
 
 Output: one JSON line per event to the ``--observe`` file, with the request id awslambdaric is
 serving (None during init) and the process that logged it (multi-concurrent mode: the worker):
-``{"rid": ..., "kind": ..., "t": <time.time()>, "detail": ..., "pid": ...}``. The lab reads it after
+``{"rid": ..., "kind": ..., "t": <time.time()>, "detail": ..., "pid": ..., "thread": <its name>}``
+(the thread tells a request the handler sent from one a library sent from its own thread, e.g. the
+durable execution SDK's background checkpoint thread). The lab reads it after
 each invocation, when the runtime is idle; line buffering makes every event visible as soon as it
 is logged, and each line is one append (workers share the file).
 """
@@ -42,6 +44,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 
 _KINDS = {
@@ -80,7 +83,7 @@ class _CountingHandler(logging.Handler):
             elif kind in ("new_connection", "dropped_replaced") and record.args:
                 detail = ":".join(str(a) for a in record.args[-2:]) if kind == "new_connection" else str(record.args[0])
             line = {"rid": _request_id(), "kind": kind, "t": time.time(), "detail": detail,
-                    "pid": os.getpid()}
+                    "pid": os.getpid(), "thread": threading.current_thread().name}
             self._stream.write(json.dumps(line) + "\n")
         # Pass the record on as propagation would have, at the level the parents let through.
         parent = logging.getLogger(record.name).parent

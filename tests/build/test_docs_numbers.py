@@ -1,0 +1,105 @@
+"""tools/render_docs.py: the measured numbers in README.md and docs/ are the ones docs/data/ holds."""
+
+import json
+import os
+import re
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import render_docs  # noqa: E402  (tools/ is not a package)
+
+# Numbers README may state outside a rendered block: facts of AWS, Linux and the layer's defaults,
+# not measurements. A measured number added by hand to README fails test_readme_numbers_are_rendered.
+# (50 s: the Durable Execution SDK's read timeout.)
+README_FACTS = {"350 s", "60 s", "7200 s", "10 s", "90 s", "300 s", "250 MB", "128 MB", "100 s", "50 s"}
+# A number with a unit of time, size or ratio (ranges and thousands separators included).
+MEASURED = re.compile(r"(?<![\w.])~?\d[\d.,  ]*(?:[–-]\d[\d.,]*)?\s?(?:ms|µs|us|MB|KB|bytes|×|%|s)(?![\w])")
+
+
+def rendered_spans(text):
+    return [match.span() for match in render_docs.MARKER.finditer(text)]
+
+
+def test_docs_match_their_data():
+    """Every rendered block in README.md and docs/*.md is exactly what docs/data/ renders to: a
+    number edited by hand, or data committed without `make docs`, fails here."""
+    changed = render_docs.render_all()
+    assert not changed, "run `make docs`: %s differ from their rendering" % ", ".join(
+        os.path.relpath(path, REPO) for path in changed)
+
+
+def test_every_view_is_used_and_every_block_known():
+    """Each view renders somewhere, and each marker names a known view and existing data files."""
+    used = set()
+    for path in render_docs.documents():
+        with open(path) as handle:
+            for match in render_docs.MARKER.finditer(handle.read()):
+                assert match.group("view") in render_docs.VIEWS, (path, match.group("view"))
+                used.add(match.group("view"))
+    assert used == set(render_docs.VIEWS)
+    for _, names in render_docs.VIEWS.values():
+        for name in names:
+            assert os.path.exists(os.path.join(render_docs.DATA, name + ".json")), name
+
+
+def test_readme_numbers_are_rendered():
+    """README states measured numbers only inside rendered blocks; outside them only known facts."""
+    with open(os.path.join(REPO, "README.md")) as handle:
+        text = handle.read()
+    assert rendered_spans(text), "README renders its headline numbers from docs/data/"
+    outside = text
+    for start, end in reversed(rendered_spans(text)):
+        outside = outside[:start] + outside[end:]
+    stray = [match.group(0).strip() for match in MEASURED.finditer(outside)
+             if match.group(0).strip().lstrip("~") not in README_FACTS]
+    assert not stray, "measured numbers typed into README (render them from docs/data/): %s" % stray
+
+
+@pytest.mark.parametrize("name", sorted(render_docs.SOURCES))
+def test_data_records_where_and_when(name):
+    """Each committed data file says on what machine, at what load, by which interpreter and when
+    its rows were measured (bench/rows.py)."""
+    path = os.path.join(render_docs.DATA, name + ".json")
+    if not os.path.exists(path):
+        pytest.skip("no docs/data/%s.json committed" % name)
+    with open(path) as handle:
+        run = json.load(handle)["measured_on"]
+    assert run["nproc"] >= 1 and run["cpu_model"] and run["host"]
+    assert len(run["load_avg_start"]) == 3 and len(run["load_avg_end"]) == 3
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", run["python"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", run["started"])
+    assert run["started"] <= run["finished"]
+
+
+def test_a_number_edited_by_hand_is_caught(tmp_path):
+    """Changing a digit inside a rendered block of a copy of README makes it differ from its rendering."""
+    with open(os.path.join(REPO, "README.md")) as handle:
+        text = handle.read()
+    start, end = rendered_spans(text)[0]
+    block = text[start:end]
+    digit = re.search(r"\d", block.split("\n", 1)[1])  # past the marker line
+    position = start + len(block.split("\n", 1)[0]) + 1 + digit.start()
+    edited = text[:position] + str((int(text[position]) + 1) % 10) + text[position + 1:]
+    assert render_docs.render_text(edited, link_prefix="docs/data/") == text
+
+
+def test_take_keeps_newer_committed_data(tmp_path):
+    """make docs copies a build/ file only when it was measured later than docs/data's copy."""
+    build, data = tmp_path / "build", tmp_path / "data"
+    build.mkdir()
+    data.mkdir()
+
+    def write(folder, finished, value):
+        (folder / "wheel.json").write_text(json.dumps(
+            {"measured_on": {"finished": finished}, "rows": [{"size": value}]}))
+
+    write(data, "2026-11-25T10:00:00Z", 1)
+    write(build, "2026-11-24T10:00:00Z", 2)
+    assert render_docs.take(str(build), str(data)) == []
+    assert json.loads((data / "wheel.json").read_text())["rows"] == [{"size": 1}]
+    write(build, "2026-11-26T10:00:00Z", 3)
+    assert render_docs.take(str(build), str(data)) == ["wheel"]
+    assert json.loads((data / "wheel.json").read_text())["rows"] == [{"size": 3}]

@@ -1,0 +1,167 @@
+"""`make verify-aws` (tools/verify_aws.py, tools/verify-aws/): as far as it runs without an AWS account.
+
+Run here: the credential check through make (no credentials, refused credentials), the VPC cost
+prompt, the template through `sam validate --lint` (SAM's translator and cfn-lint), `sam deploy`
+against a local moto server up to where moto stops serving it (CreateChangeSet with a template URL:
+moto answers NoSuchBucket; moto has no AWS::Serverless transform either) and the teardown after that
+failure, the EMF counting against moto's CloudWatch Logs with lines the layer's own metrics module
+writes, and the invocation schedule and table with Lambda's invoke answers from a botocore Stubber
+(moto invokes functions in Docker, which this machine lacks).  Not run: a deploy, an invocation,
+a gap, a NAT gateway: those need the user's account, which is the point of the target."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+
+import boto3
+import botocore.response
+import botocore.stub
+import pytest
+from conftest import REPO, env, tool
+
+import verify_aws
+
+sys.path.insert(0, os.path.join(REPO, "layer"))
+from aws_keepalive import metrics  # noqa: E402
+
+NO_CREDENTIALS = {name: value for name, value in env().items()
+                  if name not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+
+
+def test_without_credentials_it_stops_at_once_and_says_so(tmp_path):
+    """`make verify-aws` with no credentials fails before building anything (no release, no SAM
+    install, no staging folder), naming what it looked for."""
+    completed = subprocess.run(["make", "--no-print-directory", "-C", REPO, "verify-aws", "BUILD_DIR=%s" % tmp_path],
+                               capture_output=True, text=True, env=NO_CREDENTIALS, timeout=300)
+    assert completed.returncode != 0
+    assert "no AWS credentials found" in completed.stderr and "nothing was made" in completed.stderr
+    assert "sam deploy" not in completed.stdout and "release.py" not in completed.stdout
+    assert os.listdir(tmp_path) == []
+
+
+def test_refused_credentials_stop_at_once(tmp_path):
+    """Credentials STS cannot confirm (here: no endpoint answers) stop it the same way."""
+    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "verify_aws.py"), "--check-credentials"],
+                               capture_output=True, text=True, env=env(AWS_ENDPOINT_URL="http://127.0.0.1:9",
+                                                                       AWS_MAX_ATTEMPTS="1"), timeout=120)
+    assert completed.returncode == 2
+    assert "the AWS credentials found do not work" in completed.stderr
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_vpc_costs_are_said_and_asked():
+    """VPC=1 prints the NAT gateway estimate; it goes on with YES=1 or a 'y' typed at a terminal, and
+    stops without a terminal or on anything else."""
+    out = io.StringIO()
+    verify_aws.confirm_vpc(1800, yes=True, out=out)
+    assert "NAT gateway" in out.getvalue() and "USD" in out.getvalue()
+    with pytest.raises(verify_aws.Failure, match="YES=1"):
+        verify_aws.confirm_vpc(1800, yes=False, stdin=io.StringIO("y\n"), out=io.StringIO())
+    verify_aws.confirm_vpc(1800, yes=False, stdin=Terminal("y\n"), out=io.StringIO())
+    with pytest.raises(verify_aws.Failure, match="not accepted"):
+        verify_aws.confirm_vpc(1800, yes=False, stdin=Terminal("\n"), out=io.StringIO())
+    assert verify_aws.vpc_estimate(1800) == (1, 0.05)
+
+
+def test_the_template_translates_and_lints(tmp_path):
+    """tools/verify-aws/template.yaml passes `sam validate --lint` (the SAM translator, then cfn-lint),
+    with and without the VPC condition's resources in play."""
+    completed = subprocess.run([tool("AWS_KEEPALIVE_SAM"), "validate", "--lint", "--region", "us-east-1", "-t",
+                                os.path.join(REPO, "tools", "verify-aws", "template.yaml")],
+                               capture_output=True, text=True,
+                               env=env(PATH=tool("AWS_KEEPALIVE_SAM_PATH")), timeout=300)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_a_failed_deploy_is_torn_down(release, moto_endpoint, tmp_path):
+    """sam deploy against moto fails (moto serves no CreateChangeSet from a template URL); the run says
+    so, deletes the stack, and exits 2; the staged folder holds the lab's app.py unchanged."""
+    s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=moto_endpoint, aws_access_key_id="test",
+                      aws_secret_access_key="test")
+    s3.create_bucket(Bucket="verify-artifacts")
+    layer_zip = next(os.path.join(release, f) for f in os.listdir(release)
+                     if f.startswith("aws-python-keepalive-0") and f.endswith(".zip"))
+    completed = subprocess.run(
+        [sys.executable, os.path.join(REPO, "tools", "verify_aws.py"), "--sam", tool("AWS_KEEPALIVE_SAM"),
+         "--layer-zip", layer_zip, "--region", "us-east-1", "--gaps", "0", "--steady", "1", "--short-gap-s", "1",
+         "--s3-bucket", "verify-artifacts", "--work", str(tmp_path / "work"), "--json", str(tmp_path / "out.json")],
+        capture_output=True, text=True, timeout=600,
+        env=env(AWS_ENDPOINT_URL=moto_endpoint, PATH=tool("AWS_KEEPALIVE_SAM_PATH")))
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert "sam deploy of keepalive-verify-" in completed.stderr
+    stack = completed.stderr.split("deleted stack ")[1].split()[0]
+    cloudformation = boto3.client("cloudformation", region_name="us-east-1", endpoint_url=moto_endpoint,
+                                  aws_access_key_id="test", aws_secret_access_key="test")
+    live = [s["StackName"] for s in cloudformation.list_stacks()["StackSummaries"]
+            if s["StackStatus"] != "DELETE_COMPLETE"]
+    assert stack not in live
+    with open(os.path.join(REPO, "examples", "put_item", "app.py")) as lab, \
+            open(tmp_path / "work" / "function" / "app.py") as staged:
+        assert staged.read() == lab.read()
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_emf_counts_from_the_layers_own_lines(moto_endpoint):
+    """The EMF records the layer's metrics module writes, read back from CloudWatch Logs (moto), sum to
+    the counts: new connections per reason and stale reuses."""
+    logs = boto3.client("logs", region_name="us-east-1", endpoint_url=moto_endpoint, aws_access_key_id="test",
+                        aws_secret_access_key="test")
+    group = "/aws/lambda/verify-emf"
+    logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName="s")
+    now_ms = int(time.time() * 1000)  # CloudWatch Logs drops events older than its retention window
+    lines = [json.dumps(record) for record in metrics.records(
+        {"reasons": {"first use": [1, [12.5]], "max idle": [2, [9.0, 8.0]]}, "counts": {"StaleReuses": 1}}, now_ms)]
+    lines += [json.dumps(record) for record in metrics.records(
+        {"reasons": {"max idle": [1, []]}, "counts": {}}, now_ms)]
+    logs.put_log_events(logGroupName=group, logStreamName="s",
+                        logEvents=[{"timestamp": now_ms + n, "message": line} for n, line in enumerate(
+                            ["START RequestId: x"] + lines)])
+    counts = verify_aws.emf_counts(logs, "verify-emf", now_ms - 60000)
+    assert counts == {"NewConnections": {"first use": 1, "max idle": 3}, "StaleReuses": 1}
+    assert verify_aws.emf_counts(logs, "no-such-function", 0) == {"NewConnections": {}, "StaleReuses": 0}
+
+
+def invoke_answer(payload, error=None):
+    answer = {"StatusCode": 200, "Payload": botocore.response.StreamingBody(io.BytesIO(json.dumps(payload).encode()),
+                                                                             len(json.dumps(payload)))}
+    if error:
+        answer["FunctionError"] = error
+    return answer
+
+
+def test_schedule_and_table():
+    """Every function is invoked once per round: the warm-up is not counted, steady rounds wait the
+    short gap and gap rounds the long one; the table gives each configuration's percentiles of the
+    function's own put timing, its retries and its failed invocations."""
+    client = boto3.client("lambda", region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+    stubber = botocore.stub.Stubber(client)
+    names = {"NoLayerOne": "f-no", "LayerOnOne": "f-on"}
+    answers = [({"put_ms": 50.0, "retries": 0}, {"put_ms": 40.0, "retries": 0}),  # warm-up
+               ({"put_ms": 5.0, "retries": 0}, {"put_ms": 5.5, "retries": 0}),  # steady
+               ({"put_ms": 300.0, "retries": 1}, {"put_ms": 6.0, "retries": 0}),  # gap 1
+               ({"errorMessage": "timeout"}, {"put_ms": 7.0, "retries": 0})]  # gap 2
+    for no_layer, layer_on in answers:
+        stubber.add_response("invoke", invoke_answer(no_layer, "Unhandled" if "errorMessage" in no_layer else None),
+                             {"FunctionName": "f-no", "Payload": b"{}"})
+        stubber.add_response("invoke", invoke_answer(layer_on), {"FunctionName": "f-on", "Payload": b"{}"})
+    waits = []
+    with stubber:
+        records = verify_aws.schedule(client, ["f-no", "f-on"], steady=1, short_gap_s=5, gaps=2, gap_s=380,
+                                      sleep=waits.append, out=io.StringIO())
+    assert waits == [5, 380, 380]
+    assert [len(records["f-no"][phase]) for phase in ("steady", "gaps")] == [1, 2]
+    rows = verify_aws.table_rows(records, names)["handler"]
+    assert rows == [["no layer", "steady", 1, "5.0", "5.0", "5.0", "5.0", 0, 0],
+                    ["no layer", "gaps", 2, "300.0", "300.0", "300.0", "300.0", 1, 1],
+                    ["layer on", "steady", 1, "5.5", "5.5", "5.5", "5.5", 0, 0],
+                    ["layer on", "gaps", 2, "6.0", "7.0", "7.0", "7.0", 0, 0]]
+    table = verify_aws.markdown(rows, header=verify_aws.HEADER)
+    assert table.splitlines()[0].startswith("| configuration") and "300.0 |" in table

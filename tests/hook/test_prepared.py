@@ -1,0 +1,318 @@
+"""prepared.py: client creation answered from the build's index and pre-parsed files, with exactly
+stock's results (real botocore and boto3: the test venv's, the layer's pinned versions)."""
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import BASE_ENV, LAYER, REPO
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import prepare_data  # noqa: E402  (tools/prepare_data.py: what the layer build runs)
+
+ON = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
+OPT_OUT = dict(ON, AWS_PYTHON_KEEPALIVE_PREPARED="0")
+# Compared model by model here; tests/compat/test_prepared_all_services.py walks every service.
+SAMPLE = ("dynamodb", "s3", "sts", "lambda", "sqs", "kms")
+
+# Run in a fresh interpreter with ``site`` first on sys.path.  Prints one JSON object: whether the
+# index was used, how many folders under the layer's data folders were listed while creating the
+# clients, and every result compared (repr: types, key order and values), by name.
+PROBE = r"""
+import json, os, sys
+site, services, extra_calls = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, site)
+import aws_keepalive
+aws_keepalive.activate("test")
+listed = []
+real_listdir = os.listdir
+def listdir(path="."):
+    listed.append(str(path))
+    return real_listdir(path)
+os.listdir = listdir
+import boto3, botocore.session
+data = os.path.join(os.path.dirname(botocore.__file__), "data")
+del listed[:]
+boto3.client("dynamodb", region_name="us-east-1")
+boto3.client("s3", region_name="us-east-1")
+listed_at_creation = len([path for path in listed if path.startswith(data)])
+session = botocore.session.get_session()
+loader = session.get_component("data_loader")
+results = {}
+def record(key, call, *args):
+    try:
+        results[key] = repr(call(*args))
+    except Exception as error:
+        results[key] = "raised %s: %s" % (type(error).__name__, error)
+types = sorted({name.split(".json")[0] for service in os.listdir(data) if os.path.isdir(os.path.join(data, service))
+                for version in os.listdir(os.path.join(data, service))
+                for name in os.listdir(os.path.join(data, service, version))})
+for type_name in types + ["resources-1", "no-such-type"]:
+    record("list_available_services " + type_name, loader.list_available_services, type_name)
+record("get_available_services", session.get_available_services)
+record("boto3 get_available_services", boto3.session.Session().get_available_services)
+record("boto3 get_available_resources", boto3.session.Session().get_available_resources)
+for name in ("endpoints", "partitions", "sdk-default-configuration", "_retry", "no-such-file",
+             "dynamodb/2012-08-10/service-2.sdk-extras", "s3/2006-03-01/service-2.sdk-extras"):
+    record("load_data_with_path " + name, loader.load_data_with_path, name)
+for service in loader.list_available_services("service-2") + ["no-such-service"]:
+    for type_name in ("service-2", "endpoint-rule-set-1", "paginators-1"):
+        record("list_api_versions %s %s" % (service, type_name), loader.list_api_versions, service, type_name)
+for service in services + ["no-such-service"]:
+    for type_name in ("service-2", "endpoint-rule-set-1", "paginators-1", "waiters-2"):
+        record("load_service_model %s %s" % (service, type_name), loader.load_service_model, service, type_name)
+resolver = session.get_component("endpoint_resolver")
+for service in services:
+    for region in ("us-east-1", "eu-west-1", "cn-north-1", "us-gov-west-1"):
+        record("construct_endpoint %s %s" % (service, region), resolver.construct_endpoint, service, region)
+from aws_keepalive import prepared
+exec(extra_calls)
+print(json.dumps({"used": bool(prepared._state), "listed_at_creation": listed_at_creation,
+                  "results": results}))
+"""
+
+
+def make_site(tmp_path, name="site"):
+    """A layer-shaped site folder: the hook package beside (symlinks to) the test venv's botocore and
+    boto3, as /opt/python holds them; no prepared data yet."""
+    import boto3
+    import botocore
+
+    site = tmp_path / name
+    site.mkdir()
+    shutil.copytree(os.path.join(LAYER, "aws_keepalive"), site / "aws_keepalive",
+                    ignore=shutil.ignore_patterns("__pycache__", "prepared.pickle"))
+    for module in (botocore, boto3):
+        os.symlink(os.path.dirname(module.__file__), site / module.__name__)
+    return site
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A layer-shaped site folder with the prepared data the build writes."""
+    folder = make_site(tmp_path_factory.mktemp("prepared"))
+    prepare_data.prepare(str(folder))
+    return folder
+
+
+def probe(site, env, services=SAMPLE, extra="", home=None):
+    """Run PROBE; returns (its JSON output, its stderr)."""
+    child_env = dict(BASE_ENV, **env)
+    if home is not None:
+        child_env["HOME"] = str(home)
+    completed = subprocess.run(
+        [sys.executable, "-c", PROBE, str(site), json.dumps(list(services)), extra],
+        env=child_env, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.splitlines()[-1]), completed.stderr
+
+
+def assert_same(prepared, stock):
+    """Every result of the two runs is the same repr (types, order, values)."""
+    assert prepared["results"].keys() == stock["results"].keys()
+    differing = [key for key in stock["results"] if prepared["results"][key] != stock["results"][key]]
+    assert differing == [], differing[:10]
+
+
+@pytest.fixture(scope="module")
+def stock(site):
+    """The probe with the layer on but the prepared data opted out: stock loading."""
+    return probe(site, OPT_OUT)[0]
+
+
+def test_same_results_as_stock_and_no_listing(site, stock):
+    """Listings of every type, every service's API versions, the top-level files, sample models and
+    endpoints are identical with the index; creating two clients lists no data folder."""
+    prepared, _ = probe(site, ON)
+    assert prepared["used"] is True and stock["used"] is False
+    assert prepared["listed_at_creation"] == 0
+    assert stock["listed_at_creation"] > 400  # botocore's listing: every service folder
+    assert_same(prepared, stock)
+    assert "'dynamodb'" in stock["results"]["get_available_services"]
+    assert stock["results"]["load_data_with_path no-such-file"].startswith("raised DataNotFoundError")
+
+
+def test_pre_parsed_file_is_fresh_and_ordered_dict(site):
+    """A pre-parsed file is a new OrderedDict tree at each load (a caller may mutate what it loaded),
+    equal to botocore's own parse of the file."""
+    check = """
+from botocore.loaders import Loader, JSONFileLoader
+from collections import OrderedDict
+first, second = Loader(), Loader()
+a, b = first.load_data("endpoints"), second.load_data("endpoints")
+assert type(a) is OrderedDict and a is not b and a["partitions"] is not b["partitions"]
+a["partitions"][0]["services"].clear()
+assert b["partitions"][0]["services"] and Loader().load_data("endpoints") == b
+stock = JSONFileLoader().load_file(os.path.join(site, "botocore", "data", "endpoints"))
+assert list(stock["partitions"][0]["services"]) == list(b["partitions"][0]["services"]) and stock == b
+results["checked"] = "yes"
+"""
+    prepared, _ = probe(site, ON, services=(), extra=check)
+    assert prepared["used"] is True and prepared["results"]["checked"] == "yes"
+
+
+def write_model_copy(root, source_service, version, new_name, change=None):
+    """Copy a service's version folder (uncompressed .json) to ``root/new_name/version``."""
+    import gzip
+
+    import botocore
+
+    source = os.path.join(os.path.dirname(botocore.__file__), "data", source_service, version)
+    target = os.path.join(root, new_name, version)
+    os.makedirs(target)
+    for name in os.listdir(source):
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(os.path.join(source, name), "rt", encoding="utf-8") as handle:
+            data = json.load(handle)
+        if change is not None and name.startswith("service-2.json"):
+            change(data)
+        with open(os.path.join(target, name.replace(".json.gz", ".json")), "w") as handle:
+            json.dump(data, handle)
+    return target
+
+
+ADDED_SERVICE_CALL = """
+import boto3
+client = boto3.client("mydynamodb", region_name="us-east-1", endpoint_url=%r)
+results["added in list"] = repr("mydynamodb" in boto3.session.Session().get_available_services())
+results["added call"] = repr(client.list_tables()["ResponseMetadata"]["HTTPStatusCode"])
+"""
+
+
+@pytest.mark.parametrize("where", ["AWS_DATA_PATH", "~/.aws/models"])
+def test_added_service_appears_and_its_client_works(site, stock, tmp_path, server, where):
+    """A service added through AWS_DATA_PATH or ~/.aws/models is listed, and its client calls a
+    DynamoDB-shaped server, with the index as without it."""
+    home = tmp_path / "home"
+    data = tmp_path / "data" if where == "AWS_DATA_PATH" else home / ".aws" / "models"
+    write_model_copy(str(data), "dynamodb", "2012-08-10", "mydynamodb")
+    env = {"AWS_DATA_PATH": str(data)} if where == "AWS_DATA_PATH" else {}
+    extra = ADDED_SERVICE_CALL % server.url
+    prepared, _ = probe(site, dict(ON, **env), extra=extra, home=home)
+    opted_out, _ = probe(site, dict(OPT_OUT, **env), extra=extra, home=home)
+    assert prepared["used"] is True
+    assert_same(prepared, opted_out)
+    assert prepared["results"]["added in list"] == "True"
+    assert prepared["results"]["added call"] == "200"
+    assert server.targets == ["DynamoDB_20120810.ListTables"] * 2
+    assert "'mydynamodb'" in prepared["results"]["list_available_services service-2"]
+    assert "'mydynamodb'" not in stock["results"]["list_available_services service-2"]
+
+
+def test_overriding_model_and_endpoints_win(site, tmp_path):
+    """A DynamoDB model and an endpoints.json in AWS_DATA_PATH that differ from the layer's are the
+    ones loaded, with the index as without it."""
+    import botocore
+
+    data = tmp_path / "data"
+
+    def rename_first_operation(model):
+        model["metadata"]["serviceFullName"] = "Overridden DynamoDB"
+
+    write_model_copy(str(data), "dynamodb", "2012-08-10", "dynamodb", rename_first_operation)
+    with open(os.path.join(os.path.dirname(botocore.__file__), "data", "endpoints.json")) as handle:
+        endpoints = json.load(handle)
+    endpoints["partitions"][0]["partitionName"] = "Overridden partition"
+    (data / "endpoints.json").write_text(json.dumps(endpoints))
+    env = {"AWS_DATA_PATH": str(data)}
+    prepared, _ = probe(site, dict(ON, **env))
+    opted_out, _ = probe(site, dict(OPT_OUT, **env))
+    assert prepared["used"] is True
+    assert_same(prepared, opted_out)
+    assert "Overridden DynamoDB" in prepared["results"]["load_service_model dynamodb service-2"]
+    assert "Overridden partition" in prepared["results"]["load_data_with_path endpoints"]
+    assert str(data) in prepared["results"]["load_data_with_path endpoints"]
+
+
+def test_opt_out_and_switch_off_patch_nothing(site):
+    """AWS_PYTHON_KEEPALIVE_PREPARED=0, or the layer switched off, leaves botocore's Loader as it is."""
+    check = ("from botocore.loaders import Loader\n"
+             "results['wrapped'] = repr(hasattr(Loader.list_available_services, '__wrapped__'))\n")
+    for env in (OPT_OUT, {"AWS_PYTHON_KEEPALIVE": "0"}):
+        result, _ = probe(site, env, services=(), extra=check)
+        assert result["results"]["wrapped"] == "False" and result["used"] is False, env
+        assert result["listed_at_creation"] > 400
+    result, _ = probe(site, ON, services=(), extra=check)
+    assert result["results"]["wrapped"] == "True"
+
+
+def rewrite_index(site, change):
+    path = site / "aws_keepalive" / "prepared.pickle"
+    index = pickle.loads(path.read_bytes())
+    change(index)
+    path.write_bytes(pickle.dumps(index, protocol=prepare_data.PROTOCOL))
+
+
+def test_stale_index_is_ignored(tmp_path):
+    """An index built from another botocore version is not used: stock loading, same results."""
+    site = make_site(tmp_path)
+    prepare_data.prepare(str(site))
+    rewrite_index(site, lambda index: index["trees"]["botocore/data"].update(version="1.0.0"))
+    result, stderr = probe(site, ON)
+    assert result["used"] is False and result["listed_at_creation"] > 400
+    assert "built for botocore 1.0.0" in stderr
+    assert_same(result, probe(site, OPT_OUT)[0])
+
+
+def test_stale_pre_parsed_file_is_read_from_disk(tmp_path):
+    """A pre-parsed file whose source size differs from the build's is parsed from the file."""
+    site = make_site(tmp_path)
+    prepare_data.prepare(str(site))
+
+    def damage_endpoints(index):
+        size, data = index["parsed"]["botocore/data/endpoints.json"]
+        index["parsed"]["botocore/data/endpoints.json"] = (size + 1, pickle.dumps({"stale-prepared": True}))
+
+    rewrite_index(site, damage_endpoints)
+    result, _ = probe(site, ON, services=())
+    assert result["used"] is True
+    assert "stale-prepared" not in result["results"]["load_data_with_path endpoints"]
+    assert "'partitions'" in result["results"]["load_data_with_path endpoints"]
+
+
+def test_damaged_index_is_reported_once_and_ignored(tmp_path):
+    """An unreadable index: one warning naming the file, then stock loading with stock's results."""
+    site = make_site(tmp_path)
+    prepare_data.prepare(str(site))
+    (site / "aws_keepalive" / "prepared.pickle").write_bytes(b"not a pickle")
+    result, stderr = probe(site, ON)
+    assert result["used"] is False
+    assert [line for line in stderr.splitlines() if "could not read" in line and "prepared.pickle" in line]
+    assert_same(result, probe(site, OPT_OUT)[0])
+
+
+def test_index_may_name_no_other_class(tmp_path):
+    """The prepared data may only build OrderedDicts: a pre-parsed file naming another callable is
+    refused (reported once, the file parsed instead), and so is an index naming one."""
+    site = make_site(tmp_path)
+    prepare_data.prepare(str(site))
+    import botocore
+
+    size = os.path.getsize(os.path.join(os.path.dirname(botocore.__file__), "data", "endpoints.json"))
+    rewrite_index(site, lambda index: index["parsed"].update(
+        {"botocore/data/endpoints.json": (size, pickle.dumps(os.getcwd))}))
+    result, stderr = probe(site, ON)
+    assert result["used"] is True
+    assert_same(result, probe(site, OPT_OUT)[0])
+    assert len([line for line in stderr.splitlines() if "prepared data names posix.getcwd" in line]) == 1
+    (site / "aws_keepalive" / "prepared.pickle").write_bytes(pickle.dumps({"format": 1, "call": os.getcwd}))
+    result, stderr = probe(site, ON, services=())
+    assert result["used"] is False and "prepared data names posix.getcwd" in stderr
+
+
+def test_other_botocore_is_left_alone(tmp_path):
+    """A botocore that is not the one beside the layer (a function's own copy) gets no index."""
+    site = make_site(tmp_path)
+    prepare_data.prepare(str(site))
+    other = tmp_path / "task"
+    other.mkdir()
+    os.rename(site / "botocore", other / "botocore")
+    extra = "import botocore\nresults['from'] = botocore.__file__\n"
+    script_env = dict(ON, PYTHONPATH=str(other))
+    result, stderr = probe(site, script_env, services=(), extra=extra)
+    assert result["results"]["from"].startswith(str(other))
+    assert result["used"] is False and "prepared data: none for botocore at %s" % (other / "botocore") in stderr
