@@ -52,11 +52,14 @@ SOURCES = {
     "measure-learn": ("measure-learn.json", "make measure-learn"),
     "bench-aio": ("bench-aio-patch.json", "make bench-aio"),
     "bench-children": ("bench-children.json", "make bench-children"),
+    "soak": ("soak.json", "make soak"),
+    "bench-throughput": ("bench-throughput.json", "make bench-throughput"),
     "demo-durable": ("demo-durable.json", "make demo-durable"),
 }
 
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
-PLOTS = {"demo": ("demo.png",), "demo-lmi": ("demo-lmi.png",), "demo-durable": ("demo-durable.png",)}
+PLOTS = {"demo": ("demo.png",), "demo-lmi": ("demo-lmi.png",), "soak": ("soak.png",),
+         "demo-durable": ("demo-durable.png",)}
 
 # At the start of a line (an indented example, as in docs/numbers.md, is not a block).
 MARKER = re.compile(r"^<!-- rendered from (?P<sources>[^>]*?) by make docs \(view (?P<view>[\w-]+)\) -->\n"
@@ -70,11 +73,28 @@ def load(name, data_dir=DATA):
         return json.load(handle)
 
 
+# Runs that write the same build/ file as the one docs/ shows but are another experiment: not taken.
+def _trimmed(data):
+    return "a trimmed build (SERVICES=...)" if data["rows"][0].get("services") else None
+
+
+def _aio_soak(data):
+    return "the aiobotocore variant (AIO=1)" if any("aio" in row["configuration"] for row in data["rows"]) else None
+
+
+def _full_cpu_throughput(data):
+    return "a full-CPU run (MEMORY_MB=0)" if not data.get("memory_mb") else None
+
+
+NOT_TAKEN = {"layer": _trimmed, "soak": _aio_soak, "bench-throughput": _full_cpu_throughput}
+
+
 def take(build_dir, data_dir=DATA):
     """Copy each build/ JSON measured later than its docs/data copy; returns the names taken.
 
-    The full layer's file counts only for an untrimmed build (``make layer SERVICES=...`` writes the
-    same build/layer.json): the size README quotes is the layer users attach.
+    Not taken: a file without ``measured_on`` (written before bench/rows.py recorded it), and the
+    variants NOT_TAKEN names (``make layer SERVICES=...`` writes the same build/layer.json as the
+    layer users attach; ``make soak AIO=1`` the same build/soak.json as the botocore soak).
     """
     taken = []
     for name, (filename, _) in SOURCES.items():
@@ -86,8 +106,9 @@ def take(build_dir, data_dir=DATA):
         if "measured_on" not in fresh:
             print("render_docs: %s predates bench/rows.py's measured_on: not taken" % source)
             continue
-        if name == "layer" and fresh["rows"][0].get("services"):
-            print("render_docs: %s is a trimmed build (SERVICES=...): not taken" % source)
+        variant = NOT_TAKEN[name](fresh) if name in NOT_TAKEN else None
+        if variant:
+            print("render_docs: %s is %s: not taken" % (source, variant))
             continue
         target = os.path.join(data_dir, name + ".json")
         if os.path.exists(target):
@@ -196,13 +217,15 @@ def view_coldstart(data):
                      "%.0f" % row["import_ms"], "%.0f" % row["client_ms"], "%.0f" % row["call_ms"],
                      "**%.0f** [%.0f]" % (row["total_ms"], row["total_min_ms"]),
                      "**%.2f** / %.2f" % (row["total_over_runtime"], row["cpu_over_runtime"]),
-                     "%.0f" % row["process_ms"]))
+                     "%.0f" % row["process_ms"], row.get("verified_with", "—")))
     header = ("CPython", "MB", "column", "botocore", "import", "client", "first call", "total [min]",
-              "× runtime copy: total / CPU", "process")
+              "× runtime copy: total / CPU", "process", "verified with")
     return table(header, rows) + (
         "\n\nms, median of %d rounds (after %d warm-up) per cell; total = import + client + first call; "
-        "process = fork to the answer, interpreter start included. Page cache %s; trees %s; trust store "
-        "%d certificates. CA directories: %s." % (
+        "process = fork to the answer, interpreter start included; verified with: how the first call's "
+        "pool checked the server (`file`: the bundle parsed per connection, stock; `context`: loaded once "
+        "into the client's context; `directory`: the layer's hashed CA directory). Page cache %s; trees %s; "
+        "trust store %d certificates. CA directories: %s." % (
             coldstart["runs"], coldstart["warmup"], coldstart["page_cache"], coldstart["read_only"],
             coldstart["trust_store_certificates"], "; ".join(coldstart["layer_ca"]) or "none"))
 
@@ -265,9 +288,18 @@ def view_coldstart_imports(data):
 def coldstart_goals(data):
     by = coldstart_rows(data)
     connect = {(row["memory_mb"], row["config"]): row for row in data["bench-connect"]["rows"]}
-    goals = [("first HTTPS connection with the layer, × the one-certificate floor, %d MB" % mb,
-              connect[mb, "layer"]["x_floor"], 1.2, "`make bench-connect`")
-             for mb in (128, 512, 1769) if (mb, "layer") in connect]
+    # The first connection of a process verifying against a bundle the layer knows (bench/connect.py's
+    # layer-dir configuration, first_x_floor); data from before that configuration: its median new
+    # connection with the layer.
+    config = "layer-dir" if any(key[1] == "layer-dir" for key in connect) else "layer"
+    goals = []
+    for mb in (128, 512, 1769):
+        row = connect.get((mb, config))
+        if row is not None:
+            first = "first_x_floor" in row
+            goals.append(("%s HTTPS connection with the layer, × the one-certificate floor, %d MB" % (
+                "a process's first" if first else "a new", mb), row["first_x_floor" if first else "x_floor"],
+                1.2, "`make bench-connect`"))
     for mb, variant, limit in ((128, "layer", 0.80), (128, "hook_layer", 0.95), (1769, "layer", 0.90)):
         if (mb, variant) in by:
             goals.append(("cold start to the first HTTPS response, %s × the runtime copy, %d MB" % (
@@ -351,6 +383,19 @@ def view_children(data):
             "\n\n%s" % (children["rounds"], work, children["rounds"], starts))
 
 
+def view_throughput(data):
+    """docs/throughput.md: PutItem throughput per client configuration."""
+    run = data["bench-throughput"]
+    sequential = next(r["items_per_s"] for r in run["rows"] if r["configuration"] == "sequential")
+    rows = [(r["configuration"], "%.1f" % r["items_per_s"], "%.1f" % r["p50_ms"], "%.1f" % r["p99_ms"],
+             "–" if r["new_connections"] is None else r["new_connections"], r["pool_discards"],
+             "%.1f" % (r["items_per_s"] / sequential)) for r in run["rows"]]
+    return ("N=%d, RTT %s ms, concurrency %d, clients at %d MB's CPU share (raw rows: full CPU):\n\n%s" % (
+        run["items"], run["rtt_ms"], run["concurrency"], run["memory_mb"],
+        table(("configuration", "items/s", "p50 ms", "p99 ms", "new conn", "pool discards",
+               "ratio to sequential"), rows)) + "".join("\n\nNote: " + note for note in run["notes"]))
+
+
 def view_headline(data):
     """README.md, "What it costs and saves": the few numbers a user weighs."""
     startup = data["startup"]["rows"]
@@ -358,6 +403,7 @@ def view_headline(data):
     full, hook, wheel = data["layer"]["rows"][0], data["layer-hook"]["rows"][0], data["wheel"]["rows"][0]
     demo = {(row["configuration"], row["phase"]): row for row in data["demo"]["rows"] if row["handler"] == "handler"}
     share = "at %d MB" % data["demo"]["memory_mb"] if data["demo"]["memory_mb"] else "at full CPU"
+    soak = {row["configuration"]: row for row in data["soak"]["rows"]}
 
     def put(configuration, phase):
         row = demo[configuration, phase]
@@ -370,6 +416,10 @@ def view_headline(data):
          put("layer on, no packet leaves the frozen env", "gaps") + ": one clean handshake", "`make demo`"),
         ("one DynamoDB put, steady traffic (1/s), p50 %s" % share, "%.1f ms" % demo["no layer", "steady"]["p50_ms"],
          "%.1f ms" % demo["layer on", "steady"]["p50_ms"], "`make demo`"),
+        ("retries in the fault soak (%d s of random gaps, resets, silent drops, restarts; %d puts)"
+         % (data["soak"]["run"]["duration_s"], soak["layer-on"]["puts"]),
+         "%d; %d lost" % (soak["no-layer"]["retries"], soak["no-layer"]["lost_items"]),
+         "%d; %d lost" % (soak["layer-on"]["retries"], soak["layer-on"]["lost_items"]), "`make soak`"),
         ("one new HTTPS connection at 128 MB's CPU share (median)",
          "%.0f ms: the CA bundle re-read" % connect[128, "stock"]["connection_ms"],
          "%.1f ms" % connect[128, "layer"]["connection_ms"], "`make bench-connect`"),
@@ -391,8 +441,10 @@ VIEWS = {
     "demo-ten": ("lab.experiments.demo.report:view_ten", ["demo"]),
     "demo-lmi": ("lab.experiments.demo.lmi:view", ["demo-lmi"]),
     "measure-learn": ("lab.experiments.measure_learn.run:view", ["measure-learn"]),
+    "soak": ("lab.experiments.soak.report:view", ["soak"]),
     "aio": (view_aio, ["bench-aio"]),
     "children": (view_children, ["bench-children"]),
+    "throughput": (view_throughput, ["bench-throughput"]),
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
@@ -403,7 +455,8 @@ VIEWS = {
     "client": (view_client, ["bench-client"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
-    "headline": (view_headline, ["demo", "startup", "coldstart", "bench-connect", "layer", "layer-hook", "wheel"]),
+    "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "bench-connect", "layer", "layer-hook",
+                                 "wheel"]),
 }
 
 
