@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts, bench-client; docs renders their JSON into README and docs/)
+# coldstart-parts, bench-client, soak-memory; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -44,22 +44,29 @@ bench-throughput: lab-deps $(BENCH_PY)
 	$(BENCH_PY) bench/throughput.py --items $(BENCH_N) --rtt-ms $(BENCH_RTT_MS) \
 	  --concurrency $(BENCH_CONCURRENCY) --memory-mb $(MEMORY_MB) --json $(BUILD_DIR)/bench-throughput.json
 
-# Cold start against the runtime-kind boto3 (the lab's stand-in runtimes, RUNTIME_BOTO3), the full
-# layer and the hook flavor read-only: per CPython this machine has, prints the table and writes
-# build/coldstart.json; coldstart-parts: where the full layer's gap goes.
-# COLDSTART_MEMORY_MB=128: every child at that Lambda memory size's CPU share (default: full CPU).
-COLDSTART_MEMORY_MB ?=
-# COLDSTART_RUNS: interleaved rounds per CPython (medians; more on a busy machine).
-COLDSTART_RUNS ?= 15
+# Cold start to the first HTTPS response (bench/coldstart.py, docs/coldstart.md): the runtime-kind
+# boto3 (RUNTIME_BOTO3), the full layer and the hook flavor, read-only, page cache dropped before each
+# run, each child at a Lambda memory size's CPU share (cgroup quota: root); prints the table and
+# writes build/coldstart.json. coldstart-parts: its imports (-X importtime) and what the layer cuts.
+# COLDSTART_MEMORY_MB: the memory sizes; COLDSTART_MINORS: the CPythons (3.12: what the goals name);
+# COLDSTART_RUNS: interleaved rounds after one warm-up (medians); 7 take ~5 min here at load 8.
+COLDSTART_MEMORY_MB ?= 128 512 1769
+COLDSTART_MINORS ?= 3.12
+COLDSTART_RUNS ?= 7
 .PHONY: coldstart coldstart-parts
-coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
+coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
+  $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(VENV)/test-3.12/bin/python bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
 	  --json $(BUILD_DIR)/coldstart.json \
-	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p))) \
-	  $(if $(COLDSTART_MEMORY_MB),--memory-mb $(COLDSTART_MEMORY_MB)) --runs $(COLDSTART_RUNS)
-coldstart-parts: $(LAYER_ZIP) $(foreach p,$(PYTHON_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/coldstart_parts.py --zip $(LAYER_ZIP) --json $(BUILD_DIR)/coldstart-parts.json \
-	  $(foreach p,$(PYTHON_MINORS),--python $(p)=$(call need_python,$(p)))
+	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p))) \
+	  $(foreach m,$(COLDSTART_MEMORY_MB),--memory-mb $(m)) --runs $(COLDSTART_RUNS)
+# COLDSTART_PARTS_MB: the one memory size coldstart-parts measures at (128: where imports weigh most).
+COLDSTART_PARTS_MB ?= 128
+coldstart-parts: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
+  $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
+	PYTHONPATH=$(CURDIR) $(VENV)/test-3.12/bin/python bench/coldstart_parts.py --zip $(LAYER_ZIP) \
+	  --hook-zip $(HOOK_ZIP) --json $(BUILD_DIR)/coldstart-parts.json --memory-mb $(COLDSTART_PARTS_MB) \
+	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p)))
 
 # The first DynamoDB / S3 client of a process, full layer on, with and without its prepared data
 # (layer/aws_keepalive/prepared.py), at CLIENT_MEMORY_MB's CPU shares, warm and cold page cache (the
@@ -77,3 +84,10 @@ bench-client: $(LAYER_ZIP)
 .PHONY: docs
 docs:
 	$(TOOL_PYTHON) tools/render_docs.py --build-dir $(BUILD_DIR)
+
+# Memory and file descriptors over 10 000 client creations in one process, stock vs layer side by
+# side (bench/soak_memory.py: 2 000 hosts in a private network namespace, bundle rewrites,
+# aiobotocore clients, forks; needs root); prints the table, writes build/soak_memory.json.
+.PHONY: soak-memory
+soak-memory: $(VENV)/test-3.12/bin/python $(VENV)/aio/3.12/aioboto3-15.5.0/.done
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/soak_memory.py --json $(BUILD_DIR)/soak_memory.json

@@ -139,3 +139,14 @@ demo-durable: $(LAYER_ZIP) lab-deps $(DURABLE_PY) $(DURABLE_TASK)/.installed \
   $(VENV)/lambda-3.13/.lab-lock-sha256 $(VENV)/lambda-3.14/.lab-lock-sha256
 	$(DURABLE_PY) -m lab.experiments.durable.run --zip $(LAYER_ZIP) --deps $(DURABLE_TASK) --memory-mb $(MEMORY_MB) \
 	  --rounds $(DURABLE_ROUNDS) --json $(BUILD_DIR)/demo-durable.json --png $(BUILD_DIR)/demo-durable.png
+
+# AWS's Runtime Interface Emulator (the one sam local and the Lambda base images use), built from
+# source through the Go module proxy at a pinned version (go.sum checked), into .venv/rie/bin. The
+# lab's stand-in Runtime API and the durable service's Invoke endpoint are checked against it
+# (tests/lab/standin/test_rie.py, in test-lab). It serves Invoke for one function and never freezes
+# it, which is why the experiments keep the stand-in.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE := $(VENV)/rie/bin/aws-lambda-rie
+$(RIE):
+	GOPATH=$(CURDIR)/$(VENV)/rie GOFLAGS=-modcacherw GOTOOLCHAIN=local \
+	  go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)

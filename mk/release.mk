@@ -17,7 +17,7 @@ release: | $(UV)
 # When missing or older than what goes into it; otherwise publish uses the release as built.
 $(RELEASE_SUMS): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py tools/release.py tools/sbom.py \
-  tools/cpython-maven.sha256
+  tools/cpython-maven.sha256 tools/prepare_data.py
 	$(MAKE) --no-print-directory release
 
 # make publish REGIONS="us-east-1 eu-west-1"|all FLAVOR=full|hook|all [PUBLIC=1 | PRINCIPAL_ORG=o-...]

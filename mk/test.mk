@@ -54,6 +54,10 @@ test-lab: lab-deps
 test-lab: $(BENCH_PY)
 # The durable-function test's runner venv and function packages (mk/lab.mk, demo-durable).
 test-lab: $(DURABLE_PY) $(DURABLE_TASK)/.installed
+# AWS's Runtime Interface Emulator, which the stand-in is checked against (mk/lab.mk).
+test-lab: $(RIE)
+# tests/lab/test_soak_memory.py runs bench/soak_memory.py small, with the 3.12 aioboto3 folder.
+test-lab: $(VENV)/aio/3.12/aioboto3-15.5.0/.done
 
 # --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
 # botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore

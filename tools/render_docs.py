@@ -43,6 +43,7 @@ SOURCES = {
     "bench-connect": ("bench-connect.json", "make bench-connect"),
     "bench-reuse": ("bench-reuse.json", "make bench-reuse"),
     "coldstart": ("coldstart.json", "make coldstart"),
+    "coldstart-parts": ("coldstart-parts.json", "make coldstart-parts"),
     "bench-client": ("bench-client.json", "make bench-client"),
     "layer": ("layer.json", "make layer"),
     "layer-hook": ("layer-hook.json", "make layer FLAVOR=hook"),
@@ -51,10 +52,14 @@ SOURCES = {
     "measure-learn": ("measure-learn.json", "make measure-learn"),
     "bench-aio": ("bench-aio-patch.json", "make bench-aio"),
     "bench-children": ("bench-children.json", "make bench-children"),
+    "soak": ("soak.json", "make soak"),
+    "bench-throughput": ("bench-throughput.json", "make bench-throughput"),
+    "demo-durable": ("demo-durable.json", "make demo-durable"),
 }
 
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
-PLOTS = {"demo": ("demo.png",), "demo-lmi": ("demo-lmi.png",)}
+PLOTS = {"demo": ("demo.png",), "demo-lmi": ("demo-lmi.png",), "soak": ("soak.png",),
+         "demo-durable": ("demo-durable.png",)}
 
 # At the start of a line (an indented example, as in docs/numbers.md, is not a block).
 MARKER = re.compile(r"^<!-- rendered from (?P<sources>[^>]*?) by make docs \(view (?P<view>[\w-]+)\) -->\n"
@@ -68,11 +73,28 @@ def load(name, data_dir=DATA):
         return json.load(handle)
 
 
+# Runs that write the same build/ file as the one docs/ shows but are another experiment: not taken.
+def _trimmed(data):
+    return "a trimmed build (SERVICES=...)" if data["rows"][0].get("services") else None
+
+
+def _aio_soak(data):
+    return "the aiobotocore variant (AIO=1)" if any("aio" in row["configuration"] for row in data["rows"]) else None
+
+
+def _full_cpu_throughput(data):
+    return "a full-CPU run (MEMORY_MB=0)" if not data.get("memory_mb") else None
+
+
+NOT_TAKEN = {"layer": _trimmed, "soak": _aio_soak, "bench-throughput": _full_cpu_throughput}
+
+
 def take(build_dir, data_dir=DATA):
     """Copy each build/ JSON measured later than its docs/data copy; returns the names taken.
 
-    The full layer's file counts only for an untrimmed build (``make layer SERVICES=...`` writes the
-    same build/layer.json): the size README quotes is the layer users attach.
+    Not taken: a file without ``measured_on`` (written before bench/rows.py recorded it), and the
+    variants NOT_TAKEN names (``make layer SERVICES=...`` writes the same build/layer.json as the
+    layer users attach; ``make soak AIO=1`` the same build/soak.json as the botocore soak).
     """
     taken = []
     for name, (filename, _) in SOURCES.items():
@@ -84,8 +106,9 @@ def take(build_dir, data_dir=DATA):
         if "measured_on" not in fresh:
             print("render_docs: %s predates bench/rows.py's measured_on: not taken" % source)
             continue
-        if name == "layer" and fresh["rows"][0].get("services"):
-            print("render_docs: %s is a trimmed build (SERVICES=...): not taken" % source)
+        variant = NOT_TAKEN[name](fresh) if name in NOT_TAKEN else None
+        if variant:
+            print("render_docs: %s is %s: not taken" % (source, variant))
             continue
         target = os.path.join(data_dir, name + ".json")
         if os.path.exists(target):
@@ -175,27 +198,126 @@ def view_reuse(data):
     return table(("measure", "stock", "layer", "difference"), rows) + "\n\nbotocore %s." % reuse["botocore"]
 
 
-COLDSTART_COLUMNS = (("runtime_copy", "runtime copy"), ("hook_layer", "hook layer, on"),
-                     ("layer", "full layer, off"), ("layer_on", "full layer, on"),
-                     ("layer_no_bytecode", "full layer, no .pyc"))
+COLDSTART_LABELS = {"runtime_copy": "runtime copy", "layer": "full layer, on", "hook_layer": "hook flavor, on"}
+
+
+def coldstart_rows(data):
+    """{(memory MB, column): row} of the first CPython in coldstart.json (3.12 by default)."""
+    rows = data["coldstart"]["rows"]
+    python = rows[0]["python"]
+    return {(row["memory_mb"], row["variant"]): row for row in rows if row["python"] == python}
 
 
 def view_coldstart(data):
-    """docs/coldstart.md: import boto3 + first client per CPython, medians and ratios."""
+    """docs/coldstart.md: the cold start to the first HTTPS response, by memory size and column."""
     coldstart = data["coldstart"]
     rows = []
     for row in coldstart["rows"]:
-        cells = ["%.0f [%.0f]" % (row[key + "_ms"], row[key + "_min_ms"]) for key, _ in COLDSTART_COLUMNS]
-        ratios = ["%.2f [%.2f] %.2f" % (row[v + "_over_runtime"], row[v + "_over_runtime_min"],
-                                        row[v + "_over_runtime_cpu"]) for v in ("hook_layer", "layer")]
-        rows.append([row["python"], row["runtime_botocore"], *cells, *ratios])
-    header = ("CPython", "runtime botocore", *(label for _, label in COLDSTART_COLUMNS),
-              "hook/rt: median [min] CPU", "layer/rt: median [min] CPU")
-    memory = coldstart.get("memory_mb")
-    share = "at %d MB's CPU share" % memory if memory else "at full CPU"
-    runs = coldstart["measured_on"]["command"]
-    count = runs[runs.index("--runs") + 1] if "--runs" in runs else "?"
-    return table(header, rows) + "\n\nms: median [minimum] of %s interleaved rounds, %s." % (count, share)
+        rows.append((row["python"], row["memory_mb"], COLDSTART_LABELS[row["variant"]], row["botocore"],
+                     "%.0f" % row["import_ms"], "%.0f" % row["client_ms"], "%.0f" % row["call_ms"],
+                     "**%.0f** [%.0f]" % (row["total_ms"], row["total_min_ms"]),
+                     "**%.2f** / %.2f" % (row["total_over_runtime"], row["cpu_over_runtime"]),
+                     "%.0f" % row["process_ms"], row.get("verified_with", "—")))
+    header = ("CPython", "MB", "column", "botocore", "import", "client", "first call", "total [min]",
+              "× runtime copy: total / CPU", "process", "verified with")
+    return table(header, rows) + (
+        "\n\nms, median of %d rounds (after %d warm-up) per cell; total = import + client + first call; "
+        "process = fork to the answer, interpreter start included; verified with: how the first call's "
+        "pool checked the server (`file`: the bundle parsed per connection, stock; `context`: loaded once "
+        "into the client's context; `directory`: the layer's hashed CA directory). Page cache %s; trees %s; "
+        "trust store %d certificates. CA directories: %s." % (
+            coldstart["runs"], coldstart["warmup"], coldstart["page_cache"], coldstart["read_only"],
+            coldstart["trust_store_certificates"], "; ".join(coldstart["layer_ca"]) or "none"))
+
+
+def view_coldstart_saved(data):
+    """docs/coldstart.md: per part, what each layer column saves (-) or adds (+) over the runtime copy."""
+    rows = data["coldstart"]["rows"]
+    runtime = {(r["python"], r["memory_mb"]): r for r in rows if r["variant"] == "runtime_copy"}
+    cells = []
+    for row in rows:
+        if row["variant"] == "runtime_copy":
+            continue
+        base = runtime[row["python"], row["memory_mb"]]
+        cells.append((row["memory_mb"], COLDSTART_LABELS[row["variant"]],
+                      *("%+.0f ms" % (row[part + "_ms"] - base[part + "_ms"])
+                        for part in ("import", "client", "call", "total"))))
+    return table(("MB", "column", "import", "client", "first call", "total"), cells) + (
+        "\n\nMedians of the column minus the runtime copy's, per part (a minus is a saving).")
+
+
+IMPORT_LABELS = {"runtime_copy": "runtime copy", "layer_off": "full layer, off", "layer_on": "full layer, on",
+                 "hook_layer_on": "hook flavor, on", "layer_zipped_on": "full layer, zipped deps, on"}
+
+
+def view_coldstart_imports(data):
+    """docs/coldstart.md: the imports of a cold start per column, by package, and what the hook adds."""
+    parts = data["coldstart-parts"]
+    rows = parts["rows"]
+    def added(row):
+        if "modules_added" not in row:
+            return "—"
+        base = IMPORT_LABELS[row["modules_compared_with"]]
+        if not row["modules_added"]:
+            return "none more than %s" % base
+        return "%d more than %s (%.1f ms): %s" % (len(row["modules_added"]), base, row["modules_added_self_ms"],
+                                                 ", ".join("`%s`" % m for m in row["modules_added"]))
+
+    first = table(("column", "botocore", "import", "`-X importtime` self, all modules",
+                   "file system calls (failed)", "modules after the first call"), [
+        (IMPORT_LABELS[row["column"]], row["botocore"], "%.0f ms" % row["import_ms"],
+         "%.0f ms" % row["importtime_self_ms"], "%d (%d)" % (row["file_syscalls"], row["file_syscalls_failed"]),
+         "%d; %s" % (row["modules_imported"], added(row)))
+        for row in rows])
+    heaviest = {}
+    for row in rows:
+        for package, ms in row["importtime_package_ms"].items():
+            heaviest[package] = max(heaviest.get(package, 0.0), ms)
+    top = sorted(heaviest, key=lambda package: -heaviest[package])[:12]
+    second = table(("package", *(IMPORT_LABELS[row["column"]] for row in rows)), [
+        ("`%s`" % package, *("%.0f" % row["importtime_package_ms"].get(package, 0.0) for row in rows))
+        for package in top])
+    return (first + "\n\n`-X importtime` self time per top-level package, ms (the 12 heaviest):\n\n" + second +
+            "\n\nAt %d MB's CPU share, page cache %s, %d rounds: import and `-X importtime` totals are "
+            "medians, the packages means; file system calls: one run per column under `strace -f -c` (warm "
+            "cache, no quota)." % (rows[0]["memory_mb"], parts["page_cache"],
+                                                                   parts["runs"]))
+
+
+# Issue 22's goals: (what, data file, how to get the measured ratio, at most).
+def coldstart_goals(data):
+    by = coldstart_rows(data)
+    connect = {(row["memory_mb"], row["config"]): row for row in data["bench-connect"]["rows"]}
+    # The first connection of a process verifying against a bundle the layer knows (bench/connect.py's
+    # layer-dir configuration, first_x_floor); data from before that configuration: its median new
+    # connection with the layer.
+    config = "layer-dir" if any(key[1] == "layer-dir" for key in connect) else "layer"
+    goals = []
+    for mb in (128, 512, 1769):
+        row = connect.get((mb, config))
+        if row is not None:
+            first = "first_x_floor" in row
+            goals.append(("%s HTTPS connection with the layer, × the one-certificate floor, %d MB" % (
+                "a process's first" if first else "a new", mb), row["first_x_floor" if first else "x_floor"],
+                1.2, "`make bench-connect`"))
+    for mb, variant, limit in ((128, "layer", 0.80), (128, "hook_layer", 0.95), (1769, "layer", 0.90)):
+        if (mb, variant) in by:
+            goals.append(("cold start to the first HTTPS response, %s × the runtime copy, %d MB" % (
+                "full layer" if variant == "layer" else "hook flavor", mb),
+                by[mb, variant]["total_over_runtime"], limit, "`make coldstart`"))
+    return goals
+
+
+def view_coldstart_goals(data):
+    """docs/coldstart.md: issue 22's goals, each with the measured number and whether it is met."""
+    rows = [(what, "≤ %.2f×" % limit, "%.2f×" % measured, "met" if measured <= limit else "**not met**", by)
+            for what, measured, limit, by in coldstart_goals(data)]
+    off = data["startup"]["rows"]
+    worst = max(off, key=lambda row: row["hook_off_us"])
+    rows.append(("startup with the switch off (the `.pth` line), worst CPython", "< 100 µs",
+                 "%.0f µs (%s)" % (worst["hook_off_us"], worst["python"]),
+                 "met" if worst["hook_off_us"] < 100 else "**not met**", "`make bench`"))
+    return table(("goal", "target", "measured", "", "by"), rows)
 
 
 def view_client(data):
@@ -234,6 +356,18 @@ def view_sizes(data):
     return table(("build", "zipped", "unzipped", "files"), rows)
 
 
+def coldstart_line(data):
+    """The headline's cold-start row: what attaching the layer saves (or costs) at 128 MB."""
+    by = coldstart_rows(data)
+    runtime, full, hook = by[128, "runtime_copy"], by[128, "layer"], by[128, "hook_layer"]
+
+    def effect(row):
+        ratio = row["total_over_runtime"]
+        return "%.2f× (%s %.0f %%)" % (ratio, "saves" if ratio < 1 else "costs", abs(1 - ratio) * 100)
+
+    return ("cold start to the first HTTPS response at 128 MB's CPU share, page cache cold (median, "
+            "CPython %s)" % runtime["python"], "%.0f ms" % runtime["total_ms"],
+            "full layer %s, hook flavor %s" % (effect(full), effect(hook)), "`make coldstart`")
 def view_aio(data):
     """docs/async.md: what patching aiobotocore costs once, and per request."""
     rows = data["bench-aio"]["rows"]
@@ -259,13 +393,27 @@ def view_children(data):
             "\n\n%s" % (children["rounds"], work, children["rounds"], starts))
 
 
+def view_throughput(data):
+    """docs/throughput.md: PutItem throughput per client configuration."""
+    run = data["bench-throughput"]
+    sequential = next(r["items_per_s"] for r in run["rows"] if r["configuration"] == "sequential")
+    rows = [(r["configuration"], "%.1f" % r["items_per_s"], "%.1f" % r["p50_ms"], "%.1f" % r["p99_ms"],
+             "–" if r["new_connections"] is None else r["new_connections"], r["pool_discards"],
+             "%.1f" % (r["items_per_s"] / sequential)) for r in run["rows"]]
+    return ("N=%d, RTT %s ms, concurrency %d, clients at %d MB's CPU share (raw rows: full CPU):\n\n%s" % (
+        run["items"], run["rtt_ms"], run["concurrency"], run["memory_mb"],
+        table(("configuration", "items/s", "p50 ms", "p99 ms", "new conn", "pool discards",
+               "ratio to sequential"), rows)) + "".join("\n\nNote: " + note for note in run["notes"]))
+
+
 def view_headline(data):
     """README.md, "What it costs and saves": the few numbers a user weighs."""
-    startup, coldstart = data["startup"]["rows"], data["coldstart"]["rows"]
+    startup = data["startup"]["rows"]
     connect = {(row["memory_mb"], row["config"]): row for row in data["bench-connect"]["rows"]}
     full, hook, wheel = data["layer"]["rows"][0], data["layer-hook"]["rows"][0], data["wheel"]["rows"][0]
     demo = {(row["configuration"], row["phase"]): row for row in data["demo"]["rows"] if row["handler"] == "handler"}
     share = "at %d MB" % data["demo"]["memory_mb"] if data["demo"]["memory_mb"] else "at full CPU"
+    soak = {row["configuration"]: row for row in data["soak"]["rows"]}
 
     def put(configuration, phase):
         row = demo[configuration, phase]
@@ -278,15 +426,14 @@ def view_headline(data):
          put("layer on, no packet leaves the frozen env", "gaps") + ": one clean handshake", "`make demo`"),
         ("one DynamoDB put, steady traffic (1/s), p50 %s" % share, "%.1f ms" % demo["no layer", "steady"]["p50_ms"],
          "%.1f ms" % demo["layer on", "steady"]["p50_ms"], "`make demo`"),
+        ("retries in the fault soak (%d s of random gaps, resets, silent drops, restarts; %d puts)"
+         % (data["soak"]["run"]["duration_s"], soak["layer-on"]["puts"]),
+         "%d; %d lost" % (soak["no-layer"]["retries"], soak["no-layer"]["lost_items"]),
+         "%d; %d lost" % (soak["layer-on"]["retries"], soak["layer-on"]["lost_items"]), "`make soak`"),
         ("one new HTTPS connection at 128 MB's CPU share (median)",
          "%.0f ms: the CA bundle re-read" % connect[128, "stock"]["connection_ms"],
          "%.1f ms" % connect[128, "layer"]["connection_ms"], "`make bench-connect`"),
-        # CPU time, not wall time: on a shared machine the children's CPU time moves least with the load.
-        ("cold start: `import boto3` + first client, × the runtime's own boto3 (median CPU time, "
-         "CPython %s)" % ", ".join(r["python"] for r in coldstart), "1×",
-         "hook-only %s×, full %s×" % (span([r["hook_layer_over_runtime_cpu"] for r in coldstart], "%.2f"),
-                                      span([r["layer_over_runtime_cpu"] for r in coldstart], "%.2f")),
-         "`make coldstart`"),
+        coldstart_line(data),
         ("startup with the switch off (the `.pth` line)", "—",
          "%s µs" % span([r["hook_off_us"] for r in startup]), "`make bench`"),
         ("size, zipped / unzipped", "—",
@@ -304,16 +451,23 @@ VIEWS = {
     "demo-ten": ("lab.experiments.demo.report:view_ten", ["demo"]),
     "demo-lmi": ("lab.experiments.demo.lmi:view", ["demo-lmi"]),
     "measure-learn": ("lab.experiments.measure_learn.run:view", ["measure-learn"]),
+    "soak": ("lab.experiments.soak.report:view", ["soak"]),
     "aio": (view_aio, ["bench-aio"]),
     "children": (view_children, ["bench-children"]),
+    "throughput": (view_throughput, ["bench-throughput"]),
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
     "coldstart": (view_coldstart, ["coldstart"]),
+    "coldstart-imports": (view_coldstart_imports, ["coldstart-parts"]),
+    "coldstart-saved": (view_coldstart_saved, ["coldstart"]),
+    "coldstart-goals": (view_coldstart_goals, ["coldstart", "bench-connect", "startup"]),
     "client": (view_client, ["bench-client"]),
     "client-formats": (view_client_formats, ["bench-client"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
-    "headline": (view_headline, ["demo", "startup", "coldstart", "bench-connect", "layer", "layer-hook", "wheel"]),
+    "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
+    "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "bench-connect", "layer", "layer-hook",
+                                 "wheel"]),
 }
 
 

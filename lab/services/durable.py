@@ -44,7 +44,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -53,6 +52,8 @@ import time
 import uuid
 from pathlib import Path
 from typing import Callable, Optional
+
+from lab.services.dynamodb import free_port
 
 CHECKPOINT_PATH = "/2025-12-01/durable-executions/"
 INVOKE_PREFIX = "/2015-03-31/functions/"
@@ -64,12 +65,6 @@ RUNNER_ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
 }
 START_TIMEOUT = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class _QuietServer(http.server.ThreadingHTTPServer):
@@ -240,12 +235,15 @@ def invoke_function(fn, payload: bytes, timeout: float) -> tuple:
 class DurableService:
     """``with DurableService(python=...) as svc:`` the runner, its keep-alive and TLS fronts and the
     Invoke endpoint. ``python``: an interpreter whose environment has the testing package (its
-    ``dex-local-runner``). ``invocation_timeout``: the runner's emulated function timeout (s)."""
+    ``dex-local-runner``). ``invocation_timeout``: the runner's emulated function timeout (s).
+    ``lambda_endpoint``: invoke functions there instead (e.g. AWS's Runtime Interface Emulator,
+    which serves Invoke for the one function it runs); then ``invoke`` is None."""
 
     def __init__(self, *, python: Optional[str] = None, invocation_timeout: int = 300,
-                 hostnames=("localhost", "127.0.0.1")) -> None:
+                 hostnames=("localhost", "127.0.0.1"), lambda_endpoint: Optional[str] = None) -> None:
         self.python = python or sys.executable
         self.invocation_timeout = invocation_timeout
+        self.lambda_endpoint = lambda_endpoint
         self.hostnames = list(hostnames)
         self.port: Optional[int] = None
         self.proc: Optional[subprocess.Popen] = None
@@ -273,7 +271,7 @@ class DurableService:
     def runner_command(self) -> list:
         runner = Path(self.python).parent / "dex-local-runner"
         return [str(runner), "start-server", "--host", "127.0.0.1", "--port", str(self.port),
-                "--lambda-endpoint", self.invoke.url, "--local-runner-endpoint", self.url,
+                "--lambda-endpoint", self.lambda_endpoint or self.invoke.url, "--local-runner-endpoint", self.url,
                 "--no-skip-time", "--log-level", "WARNING",
                 "--invocation-timeout", str(self.invocation_timeout)]
 
@@ -281,8 +279,9 @@ class DurableService:
         from lab.net.tls_front import TLSFront
 
         try:
-            self.invoke = InvokeEndpoint()
-            self.port = _free_port()
+            if self.lambda_endpoint is None:
+                self.invoke = InvokeEndpoint()
+            self.port = free_port()
             self._log = Path(tempfile.mkdtemp(prefix="dex-local-runner-")) / "runner.log"
             env = dict(os.environ, **RUNNER_ENV)
             env.pop("AWS_ENDPOINT_URL", None)

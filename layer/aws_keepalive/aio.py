@@ -57,7 +57,7 @@ import time
 
 from aws_keepalive import diagnostics, idle, metrics, patch
 
-# During one AIOHTTPSession.send: a list of (host, port, idle_s) for each pooled connection the
+# During one AIOHTTPSession.send: a list of (host, port, idle_s, socket) for each pooled connection the
 # connector handed out, and None for each new connection (see 5. above).
 _send_note = contextvars.ContextVar("aws_keepalive_send_note", default=None)
 
@@ -163,8 +163,11 @@ def _warn_about_user_config(config):
             if "socket_factory" in users
             else "the layer still sets keep-alive timers on each connection"
         )
+        # Keyed by kind -- which names win -- not by the values: a resolver, ssl_context or
+        # socket_factory is a new object (a new repr, with its address) for every client, and the
+        # common ``async with session.create_client(...)`` per request would warn per request.
         diagnostics.report_once(
-            "aio connector_args %r" % sorted(users.items(), key=repr),
+            "aio connector_args " + ",".join(sorted(users)),
             "AioConfig(connector_args=%r) set by the function wins over the layer's connector "
             "settings; %s" % (users, note),
             connector_args=repr(users),
@@ -218,7 +221,8 @@ def _patch_http_session(settings):
             except Exception as error:
                 reused = [entry for entry in note if entry is not None]
                 if reused:
-                    patch.stale_reuse(settings, *reused[-1], error, "aiobotocore")
+                    host, port, idle_s, sock = reused[-1]
+                    patch.stale_reuse(settings, host, port, idle_s, error, "aiobotocore", sock=sock)
                 raise
             finally:
                 _send_note.reset(token)
@@ -242,30 +246,66 @@ def _after_send(settings, note):
         return
     if note[-1] is not None:
         if idle.learn:
-            host, _, idle_s = note[-1]
+            host, _, idle_s, _ = note[-1]
             idle.reused_ok(host, idle_s)
         return
     reused = [entry for entry in note if entry is not None]
     if reused:
         # A pooled connection was handed out, then a new one opened in the same send: aiohttp
         # met a dead flow and retried by itself (it does for idempotent methods).
+        host, port, idle_s, _ = reused[-1]
         patch.stale_reuse(
-            settings, *reused[-1], ConnectionResetError("retried by aiohttp"), "aiohttp"
+            settings, host, port, idle_s, ConnectionResetError("retried by aiohttp"), "aiohttp"
         )
 
 
 class _ConnectorState:
-    """What the layer remembers about one aiohttp connector."""
+    """What the layer remembers about one aiohttp connector (it goes with the connector).
+
+    Bounded for a connector that lives for days and talks to thousands of hosts (S3 bucket
+    names): ``resting`` follows aiohttp's pool -- entries of connections aiohttp dropped by itself
+    (its keepalive_timeout cleanup, a peer's close) are swept out whenever the map has doubled
+    since the last sweep (``_sweep``: amortised O(1) per release, never more than twice the pool
+    plus ``SWEEP_SLACK``) -- and ``reasons`` / ``opened`` keep the ``MAX_KEYS`` keys used last (a
+    key dropped from them only labels its next new connection "first use").
+    """
+
+    SWEEP_SLACK = 64
+    MAX_KEYS = 1024
 
     def __init__(self, socket_options, max_idle_s):
         self.socket_options = socket_options
         self.max_idle_s = max_idle_s
         # id(protocol) -> (key, protocol, stamp) for each connection resting in the pool.
         self.resting = {}
+        self.sweep_at = self.SWEEP_SLACK
         # key -> why the next connection for it is opened (set when a pooled one was dropped).
         self.reasons = {}
-        # keys that had a connection already.
-        self.opened = set()
+        # keys that had a connection already (a dict: insertion order says which came first).
+        self.opened = {}
+
+    def set_reason(self, key, reason):
+        self.reasons.pop(key, None)
+        self.reasons[key] = reason
+        _trim(self.reasons, self.MAX_KEYS)
+
+    def mark_opened(self, key):
+        self.opened.pop(key, None)
+        self.opened[key] = True
+        _trim(self.opened, self.MAX_KEYS)
+
+
+def _trim(table, size):
+    while len(table) > size:
+        del table[next(iter(table))]
+
+
+def _sweep(connector, state):
+    """Drop ``resting`` entries of connections no longer in the connector's pool."""
+    pooled = set(id(entry[0]) for conns in connector._conns.values() for entry in conns)
+    for protocol_id in [p for p in state.resting if p not in pooled]:
+        del state.resting[protocol_id]
+    state.sweep_at = 2 * len(state.resting) + state.SWEEP_SLACK
 
 
 def _patch_connector(connector, socket_options, max_idle_s):
@@ -305,6 +345,8 @@ def _patch_connector(connector, socket_options, max_idle_s):
             pooled = connector._conns.get(key) or ()
             if any(entry[0] is protocol for entry in pooled):
                 state.resting[id(protocol)] = (key, protocol, idle.stamp())
+            if len(state.resting) > state.sweep_at:
+                _sweep(connector, state)
         except Exception as error:
             diagnostics.report_once("aio release", "connection bookkeeping failed: %r" % (error,))
         return result
@@ -321,7 +363,7 @@ def _patch_connector(connector, socket_options, max_idle_s):
             else:
                 reason = PEER_CLOSED
         # Marked before the await: concurrent tasks start their connects before the first ends.
-        state.opened.add(key)
+        state.mark_opened(key)
         note = _send_note.get()
         if note is not None:
             note.append(None)
@@ -366,7 +408,11 @@ def _note_reuse(state, key, result):
     note = _send_note.get()
     if resting is None or note is None:
         return
-    note.append((getattr(key, "host", None), getattr(key, "port", None), idle.idle_seconds(resting[2])))
+    # The socket too: after a read timeout its TCP_INFO says whether the request was acknowledged.
+    transport = getattr(protocol, "transport", None)
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    note.append((getattr(key, "host", None), getattr(key, "port", None),
+                 idle.idle_seconds(resting[2]), sock))
 
 
 def _set_socket_options(protocol, socket_options):
@@ -397,7 +443,7 @@ def _drop_stale(connector, state, key, keepalive_timeout):
             if not _is_connected(protocol) or protocol.transport is None:
                 idle_s = idle.idle_seconds(since)
                 timed_out = keepalive_timeout is not None and idle_s >= keepalive_timeout
-                state.reasons[key] = KEEPALIVE_TIMEOUT if timed_out else PEER_CLOSED
+                state.set_reason(key, KEEPALIVE_TIMEOUT if timed_out else PEER_CLOSED)
     if not pooled:
         return
     for entry in list(pooled):
@@ -405,7 +451,7 @@ def _drop_stale(connector, state, key, keepalive_timeout):
         resting = state.resting.pop(id(protocol), None)
         since = resting[2] if resting is not None else None
         if not _is_connected(protocol):
-            state.reasons[key] = PEER_CLOSED
+            state.set_reason(key, PEER_CLOSED)
             continue  # aiohttp drops it itself
         transport = protocol.transport
         sock = transport.get_extra_info("socket") if transport is not None else None
@@ -417,11 +463,11 @@ def _drop_stale(connector, state, key, keepalive_timeout):
             )
         if reason is None and keepalive_timeout is not None and idle_s > keepalive_timeout:
             # aiohttp's own check on reuse will close it (the idle callback did not run yet).
-            state.reasons[key] = KEEPALIVE_TIMEOUT
+            state.set_reason(key, KEEPALIVE_TIMEOUT)
         if reason is not None:
             pooled.remove(entry)
             protocol.close()
-            state.reasons[key] = reason
+            state.set_reason(key, reason)
         else:
             if since is not None:
                 state.resting[id(protocol)] = (key, protocol, since)

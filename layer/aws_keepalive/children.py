@@ -38,10 +38,22 @@ the process object, whose target (the function's code) is unpickled last.  So:
    module and the process object are imported: before the child can import botocore, with the
    same botocore on the path as the parent, which the debug line names.
 
+Locks across fork.  ``os.fork()`` copies the memory of the calling thread's process, locks
+included, but not the other threads: a lock another thread held at that moment stays held in the
+child for good, and the child's first call that takes it hangs.  The layer's module-level locks
+(``LOCKS``) are taken on every request (patch.py's checked-out count) or when a host's idle
+evidence changes, by any thread -- e.g. the durable execution SDK's checkpoint thread -- so an
+``after_in_child`` handler, registered at activation, gives the child a new lock for each (and
+clears the import hook's per-thread bookkeeping, whose thread ids mean nothing in the child).
+Safe because each lock guards a few dict or counter updates that are atomic under the GIL: the
+state behind a lock held at the fork is whole, only the lock is stale.  (urllib3's own pool locks
+are per pool: a child that makes its own client never touches them, as with stock botocore.)
+
 Not covered, by design: a Python program the function starts itself with ``subprocess`` or
 ``os.exec*`` is a new program, with ``PYTHONPATH=/var/runtime`` and without the layer's folder on
 its path (it does not see the layer's boto3 either); start it with ``PYTHONPATH=/opt/python`` in
-its environment and the layer's ``sitecustomize`` activates it (route ``sitecustomize``).
+its environment and the layer's ``usercustomize`` activates it (route ``usercustomize``; the
+user site must be on, as it is for the managed runtime's interpreter).
 SnapStart hooks are registered only by the process the runtime restores, never by a child.
 """
 
@@ -55,6 +67,14 @@ TARGET = "multiprocessing.spawn"
 DATA_KEY = "aws_keepalive"
 # Routes whose activation happens in a child of an already activated process.
 CHILD_ROUTES = ("fork", "forkserver", "spawn")
+
+# Every lock of the layer, as (module, attribute): a forked child gets a new one of each.
+LOCKS = (
+    ("aws_keepalive.patch", "_checked_out_lock"),
+    ("aws_keepalive.idle", "_hosts_lock"),
+    ("aws_keepalive.metrics", "_lock"),
+    ("aws_keepalive.trust", "_shared_lock"),
+)
 
 # Executed in a forkserver or spawn child while it unpickles the preparation data, before sys.path
 # is restored: the layer's folder is put on the path just long enough to import this module.
@@ -79,8 +99,25 @@ except Exception as error:
 def install(debug):
     """Cover the children this process starts: called once by activation, switch on."""
     hook.install(_patch_spawn, TARGET)
+    os.register_at_fork(after_in_child=renew_locks)
     if debug:
         os.register_at_fork(after_in_child=_forked)
+
+
+def renew_locks():
+    """In a forked child: a new lock for each of ``LOCKS`` whose module is loaded (see above)."""
+    try:
+        import threading
+
+        for module_name, attribute in LOCKS:
+            module = sys.modules.get(module_name)
+            if module is not None and hasattr(module, attribute):
+                setattr(module, attribute, threading.Lock())
+        for finder in sys.meta_path:
+            if isinstance(finder, hook._PostImportFinder):
+                finder._finding.clear()
+    except Exception:
+        pass  # never break a child; with nothing renewed it is where stock leaves it
 
 
 class _ChildStart:

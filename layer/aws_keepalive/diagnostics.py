@@ -18,7 +18,12 @@ TEXT_PREFIX = "aws-keepalive:"
 debug_enabled = False
 
 # Keys of the problems already reported: report_once() reports each at most once per process,
-# so a failing wrapper called on every request cannot flood the function's logs.
+# so a failing wrapper called on every request cannot flood the function's logs.  Some keys name
+# a host (a stale reuse is reported once per host), so a process that lives for days and talks to
+# thousands of hosts would grow the set for ever: after MAX_REPORTED keys, one line says so and
+# every further new key counts as reported (memory and log lines both bounded; debug lines,
+# when on, still carry each event).
+MAX_REPORTED = 256
 _reported = set()
 
 
@@ -36,6 +41,12 @@ def debug(message, **fields):
 def report_once(key, message, **fields):
     """Write a warning line the first time ``key`` is reported in this process; True if written."""
     if key in _reported:
+        return False
+    if len(_reported) >= MAX_REPORTED:
+        if None not in _reported:
+            _reported.add(None)  # the one extra key: this line is written once
+            _emit("WARN", "%d distinct warnings written; further new ones are not (set "
+                  "AWS_PYTHON_KEEPALIVE_DEBUG=1 to see each event)" % MAX_REPORTED, {})
         return False
     _reported.add(key)
     _emit("WARN", message, fields)

@@ -24,17 +24,43 @@ connections reused at X again (gaps as long as the failing one, give or take sch
 would meet it again.  If T is lower still, the next failure lowers the limit again, so the limit
 converges on T from above, one failure at a time.  Two bounds:
 
-* never below the longest idle that was reused successfully on that host (that flow survived,
-  so the path's timeout is above it -- and a read timeout that was a slow server, not a dead
-  flow, cannot push the limit under what is known to work);
+* never below the longest idle reused successfully on that host since its last stale reuse
+  (that flow survived, so the path's timeout is above it);
 * never above max idle (which already replaces anything idle longer), and with max idle off
   (``AWS_PYTHON_KEEPALIVE_MAX_IDLE=0``, "never replace idle connections") nothing is learned.
+
+Learning must never leave a path worse off than stock, so a lesson needs proof and does not last:
+
+* Proof of a dead flow.  A reset, a broken pipe or a close before the status line come from the
+  far end (or a NAT speaking for it).  A read timeout does not by itself: a slow server that
+  received the request and takes longer than ``read_timeout`` to answer looks the same to the
+  client.  The kernel can tell them apart: ``request_unacknowledged(sock)``, read from TCP_INFO
+  right after the failure and before the socket is closed, says whether the peer's TCP ever
+  acknowledged what was sent (``tcpi_unacked``: segments sent and not acknowledged;
+  ``tcpi_retransmits``: retransmissions of the oldest one).  A middlebox that forgot the flow
+  drops the request, so it stays unacknowledged and is retransmitted; a slow server's kernel
+  acknowledges it within a round trip.  Only the first is a stale reuse; a read timeout with
+  the request acknowledged, or with no TCP_INFO to tell (not Linux), teaches nothing.
+* Evidence the path holds longer.  A reuse that succeeds after an idle at least as long as the
+  failing one (possible when keep-alive probes kept the flow alive, or once the lesson expired)
+  shows the failure no longer describes the path: the host's failure is forgotten.
+* Expiry.  A lesson lasts ``LEARNED_LIFETIME_S`` (one hour) after the stale reuse that taught
+  it; then the host is back on max idle, and if the path still forgets flows, the next long gap
+  meets it once more and relearns.  Why an hour: a wrong or outdated lesson costs one extra
+  handshake per gap longer than the learned limit, for at most an hour; relearning costs one
+  stale reuse (a retry, or a wait for read_timeout behind a silent middlebox) per host per hour.
+  The learned limit is below max idle (300 s), so at least 12 such gaps fit in an hour: stock
+  meets the dead flow on every one of them, the layer on at most one.
+* Bounded.  The table holds at most ``MAX_HOSTS`` hosts (1 024, about 0.2 MB); beyond that the
+  host entered longest ago is dropped (insertion order, so a read never needs the lock), which
+  costs that host at most one stale reuse to relearn.  A function that talks to more than a
+  thousand endpoint hosts (S3 virtual-hosted bucket names) keeps a working set, not every name.
 
 Idle times come from ``idle_seconds`` (the larger of the monotonic and the wall clock, see
 there): a clock that missed a freeze can only understate a failure's idle time, which lowers the
 limit (one more handshake), never raises it past a failure.  The per-host table is shared by
 every client and thread of the process: writes hold a lock, reads take one list element, which
-is atomic; it holds one entry per endpoint host the function talks to.
+is atomic; it holds one entry per endpoint host the function talks to, up to ``MAX_HOSTS``.
 """
 
 import socket
@@ -57,7 +83,12 @@ RESTORED = "restored"
 learn = True
 # The learned limit is this fraction of the shortest idle time that met a stale flow.
 LEARN_FRACTION = 0.8
-# host -> [longest idle reused successfully (s), shortest idle that met a stale flow (s) or None]
+# A lesson's lifetime after the stale reuse that taught it (see the module docstring).
+LEARNED_LIFETIME_S = 3600.0
+# Hosts the table holds at most; the one entered longest ago goes first.
+MAX_HOSTS = 1024
+# host -> [longest idle reused successfully (s), shortest idle that met a stale flow (s) or None,
+#          time.monotonic() of the last stale reuse or None]
 _hosts = {}
 _hosts_lock = threading.Lock()
 
@@ -109,11 +140,27 @@ def replace_reason(since, sock, max_idle_s, host=None):
 
 
 def learned_limit_s(host):
-    """The learned idle limit of ``host`` in seconds, or None before any stale reuse there."""
+    """The learned idle limit of ``host`` in seconds, or None before any stale reuse there (or
+    once the last one is more than ``LEARNED_LIFETIME_S`` ago)."""
     state = _hosts.get(host)
-    if state is None or state[1] is None:
+    if state is None:
         return None
-    return max(state[0], state[1] * LEARN_FRACTION)
+    stale_s, learned_at = state[1], state[2]  # one read each: a writer may change them
+    if stale_s is None or learned_at is None:
+        return None
+    if time.monotonic() - learned_at > LEARNED_LIFETIME_S:
+        return None
+    return max(state[0], stale_s * LEARN_FRACTION)
+
+
+def _entry(host):
+    """The table's entry for ``host``, made if missing (the caller holds the lock)."""
+    state = _hosts.get(host)
+    if state is None:
+        while len(_hosts) >= MAX_HOSTS:
+            del _hosts[next(iter(_hosts))]  # the host entered longest ago
+        state = _hosts[host] = [0.0, None, None]
+    return state
 
 
 def reused_ok(host, idle_s):
@@ -122,18 +169,27 @@ def reused_ok(host, idle_s):
     if state is not None and idle_s <= state[0]:
         return  # the common case, without the lock
     with _hosts_lock:
-        state = _hosts.setdefault(host, [0.0, None])
+        state = _entry(host)
         if idle_s > state[0]:
             state[0] = idle_s
+        if state[1] is not None and idle_s >= state[1]:
+            # The path held a flow as long as the one that failed: that failure is history.
+            state[1] = state[2] = None
 
 
 def reused_stale(host, idle_s):
     """A request on a connection reused after ``idle_s`` met a dead flow; returns the host's
     learned limit from now on (None when learning is off)."""
     with _hosts_lock:
-        state = _hosts.setdefault(host, [0.0, None])
-        if state[1] is None or idle_s < state[1]:
+        state = _entry(host)
+        expired = state[2] is None or time.monotonic() - state[2] > LEARNED_LIFETIME_S
+        if expired or state[1] is None or idle_s < state[1]:
             state[1] = idle_s
+        if state[0] >= idle_s:
+            # A flow that died at idle_s outdates an older success at that idle or longer (the
+            # path's timeout went down): nothing known to work since.
+            state[0] = 0.0
+        state[2] = time.monotonic()
     return learned_limit_s(host) if learn else None
 
 
@@ -142,6 +198,36 @@ def reused_stale(host, idle_s):
 # last_data_recv, last_ack_recv.  Stable since Linux 2.6.
 _TCP_INFO_TIMES_OFFSET = 44
 _TCP_INFO_LENGTH = 60
+
+
+# struct tcp_info: tcpi_retransmits is the third byte, tcpi_unacked the u32 at byte 24,
+# tcpi_notsent_bytes the u32 at byte 144 (Linux 4.6+; an older kernel returns less).
+_TCP_INFO_RETRANSMITS_OFFSET = 2
+_TCP_INFO_UNACKED_OFFSET = 24
+_TCP_INFO_NOTSENT_OFFSET = 144
+_TCP_INFO_NOTSENT_LENGTH = 148
+
+
+def request_unacknowledged(sock):
+    """After a read timeout on ``sock`` (still open): True when the peer's TCP never acknowledged
+    all that was sent: segments in flight unacknowledged (``tcpi_unacked``), the oldest being
+    retransmitted (``tcpi_retransmits``), or bytes still waiting in the send queue
+    (``tcpi_notsent_bytes``: a drop on the way out of this host, e.g. a netfilter rule, fails the
+    transmission, so the request never counts as sent): a dead flow.  False when everything sent
+    was acknowledged (the peer is alive, only slow), None when the kernel cannot say (not Linux,
+    not TCP, socket closed)."""
+    import struct
+
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_NOTSENT_LENGTH)
+        retransmits = info[_TCP_INFO_RETRANSMITS_OFFSET]
+        (unacked,) = struct.unpack_from("=I", info, _TCP_INFO_UNACKED_OFFSET)
+        notsent = 0
+        if len(info) >= _TCP_INFO_NOTSENT_LENGTH:
+            (notsent,) = struct.unpack_from("=I", info, _TCP_INFO_NOTSENT_OFFSET)
+    except (AttributeError, OSError, IndexError, TypeError, struct.error):
+        return None
+    return unacked > 0 or retransmits > 0 or notsent > 0
 
 
 def keepalive_answered_s(sock, idle_s):

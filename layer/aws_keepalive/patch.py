@@ -33,8 +33,10 @@ fails (an unexpected botocore), it is reported once and that part of botocore st
    Reset, broken pipe, remote disconnect and read timeout are the errors botocore maps to
    ConnectionClosedError / ReadTimeoutError and retries (legacy and standard modes alike): each
    is counted (``StaleReuses``), reported once per host with the settings in force, and teaches
-   idle.py the host's idle limit.  A request that got its response teaches idle.py the longest
-   idle known to survive.
+   idle.py the host's idle limit -- a read timeout only when the kernel says the peer never
+   acknowledged the request (TCP_INFO, read before urllib3 closes the socket): a slow server
+   acknowledges it and then takes its time, which is no dead flow.  A request that got its
+   response teaches idle.py the longest idle known to survive.
 """
 
 import functools
@@ -46,7 +48,7 @@ import time
 from aws_keepalive import diagnostics, idle, metrics
 
 # The attribute by which a patched function points at the function it wraps.  Its presence makes
-# every patch idempotent: the .pth file and sitecustomize.py may both activate the layer.
+# every patch idempotent: the .pth file and usercustomize.py may both activate the layer.
 WRAPPED = "__aws_keepalive_wrapped__"
 
 
@@ -323,7 +325,9 @@ def _make_make_request(settings, original):
         try:
             response = original(self, *args, **kwargs)
         except Exception as error:
-            stale_reuse(settings, conn.host, conn.port, idle_s, error, "botocore")
+            # Before urllib3 closes the connection: a read timeout needs its socket's TCP_INFO.
+            stale_reuse(settings, conn.host, conn.port, idle_s, error, "botocore",
+                        sock=getattr(conn, "sock", None))
             raise
         try:
             if idle.learn:
@@ -383,12 +387,26 @@ def stale_kind(error):
     return None
 
 
-def stale_reuse(settings, host, port, idle_s, error, family):
+def stale_reuse(settings, host, port, idle_s, error, family, sock=None):
     """A request on a connection reused after ``idle_s`` failed with ``error``: if that is a dead
-    flow, count it, learn from it, and say so (once per host and process; debug lines each time)."""
+    flow, count it, learn from it, and say so (once per host and process; debug lines each time).
+
+    A read timeout is a dead flow only if the peer never acknowledged the request (``sock``, the
+    connection's socket, still open: idle.request_unacknowledged); a slow server's read timeout
+    is not a stale reuse and teaches nothing."""
     try:
         kind = stale_kind(error)
         if kind is None:
+            return
+        unacknowledged = idle.request_unacknowledged(sock) if kind == "read timeout" else True
+        if not unacknowledged:
+            evidence = "no TCP_INFO to tell" if unacknowledged is None else "acknowledged by the peer"
+            diagnostics.debug(
+                "read timeout on a connection to %s:%s reused after %.1f s idle, the request %s: "
+                "not counted as a dead flow, nothing learned (%s)" % (host, port, idle_s, evidence,
+                                                                       family),
+                host=host, port=port, idle_s=round(idle_s, 3),
+            )
             return
         learned_s = idle.reused_stale(host, idle_s)
         if metrics.enabled:

@@ -103,3 +103,15 @@ def test_take_keeps_newer_committed_data(tmp_path):
     write(build, "2026-11-26T10:00:00Z", 3)
     assert render_docs.take(str(build), str(data)) == ["wheel"]
     assert json.loads((data / "wheel.json").read_text())["rows"] == [{"size": 3}]
+
+
+def test_take_leaves_other_experiments_variants(tmp_path):
+    """A trimmed layer build or the aiobotocore soak, written to the same build/ file, is not taken."""
+    build, data = tmp_path / "build", tmp_path / "data"
+    build.mkdir()
+    run = {"finished": "2026-11-26T10:00:00Z"}
+    (build / "layer.json").write_text(json.dumps({"measured_on": run, "rows": [{"services": ["s3"]}]}))
+    (build / "soak.json").write_text(json.dumps({"measured_on": run, "rows": [{"configuration": "layer-on-aio"}]}))
+    assert render_docs.take(str(build), str(data)) == []
+    (build / "layer.json").write_text(json.dumps({"measured_on": run, "rows": [{"services": None}]}))
+    assert render_docs.take(str(build), str(data)) == ["layer"]

@@ -2,6 +2,7 @@
 Lambda, SSM and EC2: every flavor into every region, idempotent, permissions and SSM parameters
 ensured, layers.json recorded, partitions and disabled regions handled."""
 
+import io
 import json
 import os
 import shutil
@@ -207,3 +208,27 @@ def test_regions_file_refreshes_from_ssm_and_botocore(moto_endpoint, tmp_path):
         assert not any(p.startswith("aws-iso") for p in partitions)
     committed = regions.load(regions.REGIONS_FILE, "aws")
     assert len(committed) >= 30 and committed == sorted(committed)
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_is_one_line_on_a_terminal_and_a_line_per_region_elsewhere():
+    """On a terminal the progress line is rewritten in place (carriage return, erase) and ends with a
+    newline after the last region; in a log each finished region gets its own line with the tally."""
+    log = io.StringIO()
+    progress = publish.Progress(2, stream=log)
+    progress.region_done("eu-west-1", "published")
+    progress.region_done("us-east-1", "unchanged")
+    lines = log.getvalue().splitlines()
+    assert [line.split("] ")[1] for line in lines] == ["eu-west-1: published (1 published)",
+                                                        "us-east-1: unchanged (1 published, 1 unchanged)"]
+    assert lines[1].startswith("[2/2 regions, ")
+    terminal = Terminal()
+    progress = publish.Progress(2, stream=terminal)
+    progress.region_done("eu-west-1", "failed")
+    progress.region_done("us-east-1", "skipped")
+    assert terminal.getvalue().count("\r\033[K") == 2 and terminal.getvalue().count("\n") == 1
+    assert terminal.getvalue().endswith("us-east-1: skipped (1 failed, 1 skipped)\n")

@@ -4,7 +4,6 @@ say what is inside each zip and which pinned CPython builds compiled its bytecod
 import json
 import os
 import re
-import shutil
 import subprocess
 import zipfile
 
@@ -46,9 +45,20 @@ def test_release_holds_both_zips_the_wheel_sboms_and_sums(release):
     assert layer_info.zip_info(os.path.join(release, HOOK))["flavor"] == "hook"
 
 
-def test_release_is_byte_for_byte_reproducible(release, tmp_path):
-    """A second `make release` into another folder writes the same bytes for every file."""
+def test_release_is_byte_for_byte_reproducible_and_keeps_the_recorded_arns(release, tmp_path):
+    """A second `make release`, into a folder holding an older release, publish's layers.json and a
+    stale file, writes the same bytes for every file as the first, keeps layers.json (publish's
+    record of the ARNs) and removes the rest."""
+    folder = str(tmp_path / "release")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "layers.json"), "w") as out:
+        out.write('{"aws-python-keepalive": {}}\n')
+    with open(os.path.join(folder, "stale.zip"), "w") as out:
+        out.write("old")
     again = make_release(str(tmp_path))
+    assert again == folder
+    assert sorted(os.listdir(folder)) == sorted(FILES + ["layers.json"])
+    assert read_json(os.path.join(folder, "layers.json")) == {"aws-python-keepalive": {}}
     for name in FILES:
         with open(os.path.join(release, name), "rb") as first, open(os.path.join(again, name), "rb") as second:
             assert first.read() == second.read(), name
@@ -145,16 +155,3 @@ def test_sbom_refuses_a_zip_that_disagrees_with_the_lock(release):
     locked = [(name, "0.0.0" if name == "urllib3" else version, digests) for name, version, digests in lock()]
     with pytest.raises(ValueError, match="urllib3"):
         sbom.document(os.path.join(release, FULL), "0" * 64, "full", VERSION, "0" * 64, locked, [], "")
-
-
-def test_release_keeps_the_recorded_arns(release, tmp_path):
-    """Rebuilding a release keeps build/release/layers.json (publish's record), and only that."""
-    folder = str(tmp_path / "release")
-    shutil.copytree(release, folder)
-    with open(os.path.join(folder, "layers.json"), "w") as out:
-        out.write('{"aws-python-keepalive": {}}\n')
-    with open(os.path.join(folder, "stale.zip"), "w") as out:
-        out.write("old")
-    make_release(str(tmp_path))
-    assert sorted(os.listdir(folder)) == sorted(FILES + ["layers.json"])
-    assert read_json(os.path.join(folder, "layers.json")) == {"aws-python-keepalive": {}}

@@ -1,6 +1,7 @@
 """Fixtures for the hook tests: a DynamoDB-shaped server and a way to run a function the way the
 managed runtime does (lab/standin/runtime/invoke_once.py), each in a fresh interpreter."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -140,6 +141,21 @@ def run_chained(python, tmp_path, module, switch):
         env["AWS_PYTHON_KEEPALIVE"] = switch
     report = "import os, sys; print(os.environ.get('OTHER'), 'aws_keepalive' in sys.modules)"
     return subprocess.run([python, "-c", report], env=env, capture_output=True, text=True, timeout=30)
+
+
+@contextlib.contextmanager
+def loopback_pair():
+    """A connected TCP pair on loopback, (client, server); both and the listener closed after."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(listener.getsockname())
+    server, _ = listener.accept()
+    try:
+        yield client, server
+    finally:
+        for sock in (client, server, listener):
+            sock.close()
 
 
 def stale_warnings(run):

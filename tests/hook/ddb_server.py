@@ -9,7 +9,12 @@ endpoint or NAT does while a Lambda environment is frozen).
 ``stale_after_s`` plays a middlebox that forgot a flow idle longer than that, which the client
 cannot see until it sends: a request arriving on a connection idle that long gets, instead of an
 answer, a reset (``stale_mode="reset"``, SO_LINGER 0: what a NAT gateway sends) or silence until
-``hang_s`` and then a close (``stale_mode="hang"``: a silent middlebox, the read timeout).
+``hang_s`` and then a close (``stale_mode="hang"``).  The server has read the request, so its
+kernel acknowledged it: to the client "hang" is a server that never answers, not a silent
+middlebox (which drops the request unacknowledged: lab/nat.py's ``mode="drop"`` on real kernels).
+
+``slow_once_s``: the first request that arrives on a reused connection is read, then answered
+only after that many seconds (a slow server, once; the client's read timeout fires first).
 """
 
 import http.server
@@ -55,6 +60,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.requests += 1
             self.server.targets.append(target)
+            slow_s = self.server.slow_once_s if self.answered_at is not None else None
+            if slow_s:
+                self.server.slow_once_s = None
+        if slow_s:
+            time.sleep(slow_s)
         if self.server.delay_s:
             time.sleep(self.server.delay_s)
         if self.server.close_after_response:
@@ -99,7 +109,7 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
     def __init__(self, delay_s=0.0, close_after_response=False, tls_context=None,
-                 close_idle_after_s=None, stale_after_s=None, stale_mode="reset", hang_s=3.0):
+                 close_idle_after_s=None, stale_after_s=None, stale_mode="reset", hang_s=3.0, slow_once_s=None):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.tls_context = tls_context
         self.lock = threading.Lock()
@@ -112,6 +122,7 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.stale_after_s = stale_after_s
         self.stale_mode = stale_mode
         self.hang_s = hang_s
+        self.slow_once_s = slow_once_s
         self.stale_hits = 0
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 

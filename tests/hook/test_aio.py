@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import ON, assert_learned_after_first_gap, stale_warnings
+from conftest import ON, assert_learned_after_first_gap, python_with_layer, stale_warnings
 from ddb_server import DynamoDBShapedServer
 
 AIO_DIRS = os.environ.get("AWS_KEEPALIVE_AIO_DIRS", "")
@@ -65,6 +65,15 @@ HANDLER = """
 
 
     async def run(event):
+        for _ in range(event.get("resolver_clients", 0)):
+            # A new resolver object per client (its repr holds its address), as a function that
+            # builds its AioConfig per client or per request does.
+            import aiohttp
+
+            per_client = AioConfig(connector_args={"resolver": aiohttp.ThreadedResolver()})
+            async with get_session().create_client("dynamodb", region_name="us-east-1",
+                                                   endpoint_url=event["url"], config=per_client):
+                pass
         config = event.get("config")
         if config is not None:
             if config.pop("not_aiohttp", False):
@@ -238,6 +247,16 @@ def test_connector_args_warn_and_keepalive_timeout_reason(name, run_function, se
 
 
 @pytest.mark.parametrize("name", MATRIX)
+def test_connector_args_warning_once_per_kind_not_per_object(name, run_function, server, tmp_path):
+    """50 clients, each with its own resolver object in connector_args: one warning line (the
+    warning is keyed by which connector_args win, not by their values' addresses)."""
+    run = _run(run_function, tmp_path, name,
+               {"url": server.url, "no_requests": True, "resolver_clients": 50}, env=ON)
+    warnings = [line for line in run.layer_lines if "AioConfig(connector_args=" in line]
+    assert len(warnings) == 1 and "'resolver'" in warnings[0], run.stderr
+
+
+@pytest.mark.parametrize("name", MATRIX)
 def test_non_aiohttp_session_class_warns(name, run_function, server, tmp_path):
     """AioConfig(http_session_cls=<not aiohttp>), e.g. httpx: one warning that it is not covered."""
     run = _run(run_function, tmp_path, name,
@@ -329,3 +348,61 @@ def test_learning_off_keeps_meeting_the_reset(run_function, tmp_path):
                    env=dict(ON, AWS_PYTHON_KEEPALIVE_LEARN="0"))
         assert stale_server.stale_hits == 2, run.stderr
     assert run.result["retries"] == [0, 1, 1], run.stderr
+
+
+# aiohttp alone (from an aiobotocore folder): 300 hosts (one port each, on one loop), a connector
+# patched as aio.py patches aiobotocore's, whose keepalive_timeout (0.05 s) makes aiohttp drop
+# each pooled connection by itself soon after its request.  Prints the largest size the layer's
+# per-connector maps reached.
+MANY_HOSTS = """
+import asyncio
+import sys
+
+sys.path.insert(0, %(folder)r)
+import aiohttp
+
+from aws_keepalive import aio
+
+
+async def answer(reader, writer):
+    while await reader.readuntil(b"\\r\\n\\r\\n"):
+        writer.write(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\n{}")
+        await writer.drain()
+
+
+async def main():
+    servers = [await asyncio.start_server(answer, "127.0.0.1", 0) for _ in range(300)]
+    ports = [server.sockets[0].getsockname()[1] for server in servers]
+    connector = aiohttp.TCPConnector(keepalive_timeout=0.05)
+    aio._patch_connector(connector, [], 300)
+    state = connector._aws_keepalive
+    largest_resting = largest_keys = 0
+    async with aiohttp.ClientSession(connector=connector) as session:
+        for n, port in enumerate(ports):
+            async with session.get("http://127.0.0.1:%%d/" %% port) as response:
+                await response.read()
+            if n %% 10 == 9:
+                await asyncio.sleep(0.12)  # aiohttp's cleanup closes what rests
+            largest_resting = max(largest_resting, len(state.resting))
+            largest_keys = max(largest_keys, len(state.reasons), len(state.opened))
+        print(largest_resting, largest_keys)
+    for server in servers:
+        server.close()
+
+
+asyncio.run(main())
+"""
+
+
+def test_connector_maps_follow_aiohttp_dropping_connections():
+    """300 hosts on one connector, each connection dropped by aiohttp's own keepalive_timeout
+    cleanup: the layer's map of resting connections stays within twice the pool plus its slack
+    (it held all 300 before), and its per-key maps stay within MAX_KEYS."""
+    folder = os.path.join(AIO_DIRS, MINOR, "aiobotocore-3.10.0")
+    script = MANY_HOSTS.replace("aio._patch_connector(", "aio._ConnectorState.MAX_KEYS = 100\n"
+                                "    aio._patch_connector(")
+    completed = python_with_layer(script % {"folder": folder})
+    assert completed.returncode == 0, completed.stderr
+    largest_resting, largest_keys = map(int, completed.stdout.split())
+    # At most 10 connections rest at once (the cleanup runs every 10 requests).
+    assert largest_resting <= 2 * 10 + 64 + 1 and largest_keys == 100, completed.stdout

@@ -9,6 +9,7 @@ back with getsockopt.
 """
 
 import os
+import sys
 
 from conftest import ON
 
@@ -140,7 +141,8 @@ def test_child_that_cannot_import_the_layer_runs_stock_with_one_warning(run_func
 
 
 def test_python_subprocess_with_opt_python_on_pythonpath_activates(run_function, server, tmp_path):
-    """The documented way for a program the function runs itself: PYTHONPATH=/opt/python first."""
+    """The documented way for a program the function runs itself: PYTHONPATH=/opt/python first
+    (usercustomize activates it: the plain CPython, user site on, as the managed runtime's)."""
     handler = """
     import os
     import subprocess
@@ -156,7 +158,127 @@ def test_python_subprocess_with_opt_python_on_pythonpath_activates(run_function,
                                     text=True)
         return {"plain": plain.returncode, "with_layer": with_layer.stdout.strip()}
     """
-    run = run_function(handler, env=dict(ON))
+    plain_python = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+    run = run_function(handler, env=dict(ON), python=plain_python)
     assert run.returncode == 0, run
     # Without it the layer is not even importable (PYTHONPATH=/var/runtime); with it, activated.
     assert run.result == {"plain": 1, "with_layer": "True"}
+
+
+# A thread holds one of the layer's locks while the handler starts a child; the child makes a new
+# client and two calls (the second reuses the pooled connection: the checked-out count, the
+# host's idle evidence, the metrics counter and the trust store's sharing each take their lock).
+# A child that does not finish within HANG_S is counted as hung and killed.
+LOCK_HANDLER = """
+    import importlib
+    import multiprocessing
+    import os
+    import threading
+    import time
+
+    import boto3
+
+    URL = open("url.txt").read()
+    HANG_S = 10.0
+
+
+    def work_then_exit():
+        try:
+            client = boto3.client("dynamodb", endpoint_url=URL)
+            client.list_tables()
+            time.sleep(0.2)
+            client.list_tables()
+        except BaseException:
+            os._exit(3)
+        os._exit(0)
+
+
+    def raw_fork():
+        pid = os.fork()
+        if pid == 0:
+            work_then_exit()
+        deadline = time.monotonic() + HANG_S
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return "ok" if os.waitstatus_to_exitcode(status) == 0 else "failed"
+            time.sleep(0.05)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        return "hung"
+
+
+    def outcome(process):
+        process.join(HANG_S)
+        if process.is_alive():
+            process.kill()
+            process.join()
+            return "hung"
+        return "ok" if process.exitcode == 0 else "failed"
+
+
+    def handler(event, context):
+        boto3.client("dynamodb", endpoint_url=URL).list_tables()  # botocore patched, modules loaded
+        import aws_keepalive.children as children
+
+        results = {}
+        for module_name, attribute in children.LOCKS:
+            lock = getattr(importlib.import_module(module_name), attribute, None)
+            if lock is None:
+                continue  # a lock named there that its module no longer has
+            for method in event["methods"]:
+                taken, release = threading.Event(), threading.Event()
+
+                def hold():
+                    with lock:
+                        taken.set()
+                        release.wait()
+
+                holder = threading.Thread(target=hold)
+                holder.start()
+                taken.wait()
+                if method == "os.fork":
+                    threading.Timer(0.5, release.set).start()
+                    result = raw_fork()
+                else:
+                    process = multiprocessing.get_context(method).Process(target=work_then_exit)
+                    process.start()
+                    release.set()
+                    result = outcome(process)
+                release.set()
+                holder.join()
+                results["%s.%s %s" % (module_name, attribute, method)] = result
+        return results
+"""
+
+
+def test_child_forked_while_a_layer_lock_is_held_does_not_hang(run_function, server, tmp_path):
+    """Each lock of the layer held by another thread while a child starts (multiprocessing fork,
+    forkserver, spawn; a raw os.fork): the child's new client completes its calls (a child that
+    inherited a held lock would hang on its first call: stock urllib3 locks per pool only)."""
+    methods = ["os.fork"] + list(METHODS)
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_METRICS="1")
+    run = _run(run_function, server, tmp_path, env, methods=methods, handler=LOCK_HANDLER)
+    assert run.returncode == 0, run
+    hung = sorted(name for name, result in run.result.items() if result != "ok")
+    assert len(run.result) >= 3 * len(methods) and not hung, (hung, sorted(run.result))
+
+
+def test_every_lock_of_the_layer_is_renewed_after_fork():
+    """children.LOCKS names every lock object at module level in the layer (a new lock added
+    without it would cross fork held)."""
+    import importlib
+    import pkgutil
+    import threading
+
+    import aws_keepalive
+    import aws_keepalive.children as children
+
+    lock_types = (type(threading.Lock()), type(threading.RLock()))
+    found = set()
+    for module_info in pkgutil.iter_modules(aws_keepalive.__path__, "aws_keepalive."):
+        module = importlib.import_module(module_info.name)
+        for name, value in vars(module).items():
+            if isinstance(value, lock_types):
+                found.add((module_info.name, name))
+    assert found and found <= set(children.LOCKS), found

@@ -124,6 +124,16 @@ def test_report_once(capsys):
     assert capsys.readouterr().err == "aws-keepalive: WARN first\naws-keepalive: WARN third\n"
 
 
+def test_reported_keys_bounded(capsys):
+    """Keys that name hosts (a stale reuse per host) cannot grow the set for ever: after
+    MAX_REPORTED distinct keys one line says so, and nothing more is kept or written."""
+    for n in range(diagnostics.MAX_REPORTED + 500):
+        diagnostics.report_once("stale reuse host-%d" % n, "host-%d" % n)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == diagnostics.MAX_REPORTED + 1 and "further new ones are not" in lines[-1]
+    assert len(diagnostics._reported) == diagnostics.MAX_REPORTED + 1
+
+
 def test_debug_silent_unless_enabled(capsys):
     """debug() writes only when debug is enabled."""
     diagnostics.debug("hidden")

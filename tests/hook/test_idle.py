@@ -5,6 +5,7 @@ import threading
 import pytest
 
 from aws_keepalive import idle
+from conftest import loopback_pair
 
 
 @pytest.fixture(autouse=True)
@@ -39,8 +40,61 @@ def test_limit_never_below_longest_successful_reuse():
     """A host where a connection idle 190 s was reused successfully keeps reusing up to 190 s."""
     idle.reused_ok("h", 190.0)
     assert idle.reused_stale("h", 200.0) == pytest.approx(190.0)
-    idle.reused_ok("h", 250.0)  # e.g. kept alive by probes: the limit follows
-    assert idle.learned_limit_s("h") == pytest.approx(250.0)
+
+
+def test_success_at_the_failing_idle_or_longer_forgets_the_failure():
+    """A reuse that worked after an idle as long as the one that failed (probes kept the flow, or
+    the path changed): the path holds longer than the lesson says, the host is back on max idle."""
+    idle.reused_stale("h", 200.0)
+    idle.reused_ok("h", 199.0)
+    assert idle.learned_limit_s("h") == pytest.approx(199.0)
+    idle.reused_ok("h", 250.0)
+    assert idle.learned_limit_s("h") is None
+    assert idle.replace_reason(_stamp_idle(290), None, 300, "h")[0] is None
+
+
+def test_a_newer_failure_outdates_an_older_longer_success():
+    """The path's timeout went down: a failure at 100 s after a success at 190 s sets the limit
+    from the failure (80 s), not from the old success."""
+    idle.reused_ok("h", 190.0)
+    assert idle.reused_stale("h", 100.0) == pytest.approx(80.0)
+
+
+def test_lesson_expires_after_its_lifetime(monkeypatch):
+    """LEARNED_LIFETIME_S after the stale reuse that taught it, the host is back on max idle; a
+    new stale reuse teaches again."""
+    now = [1000.0]
+    monkeypatch.setattr(idle.time, "monotonic", lambda: now[0])
+    idle.reused_stale("h", 100.0)
+    now[0] += idle.LEARNED_LIFETIME_S - 1
+    assert idle.learned_limit_s("h") == pytest.approx(80.0)
+    now[0] += 2
+    assert idle.learned_limit_s("h") is None
+    assert idle.reused_stale("h", 150.0) == pytest.approx(120.0)  # expired: not min(100, 150)
+
+
+def test_table_bounded_oldest_host_dropped():
+    """More hosts than MAX_HOSTS: the table keeps MAX_HOSTS, dropping the host entered first."""
+    for n in range(idle.MAX_HOSTS + 10):
+        idle.reused_stale("host-%d" % n, 100.0)
+    assert len(idle._hosts) == idle.MAX_HOSTS
+    assert idle.learned_limit_s("host-0") is None
+    assert idle.learned_limit_s("host-%d" % (idle.MAX_HOSTS + 9)) == pytest.approx(80.0)
+
+
+def test_request_acknowledged_by_a_live_peer_on_a_real_socket():
+    """A request the peer's kernel acknowledged (a slow server: it read it and did not answer):
+    not unacknowledged; a closed socket: unknown (None)."""
+    import time
+
+    with loopback_pair() as (client, server):
+        client.sendall(b"POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+        server.recv(1024)
+        deadline = time.monotonic() + 5
+        while idle.request_unacknowledged(client) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert idle.request_unacknowledged(client) is False
+    assert idle.request_unacknowledged(client) is None
 
 
 def test_limit_never_above_max_idle_and_max_idle_wins():
@@ -85,4 +139,4 @@ def test_threads_updating_one_host_keep_the_extremes():
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
     [t.start() for t in threads]
     [t.join() for t in threads]
-    assert idle._hosts["h"] == [56.0, 100.0]
+    assert idle._hosts["h"][:2] == [56.0, 100.0]

@@ -72,6 +72,32 @@ def markdown(table_rows) -> str:
                       for r in table_rows], header=HEADER, first_number=3)
 
 
+def summary(table_rows) -> str:
+    """The table in three sentences, computed from its rows (docs/durable.md shows it under the table)."""
+    on = [r for r in table_rows if r["config"].startswith("on")]
+    off = [r for r in table_rows if not r["config"].startswith("on")]
+    kept = [r["first_over_steady"] for r in on if not r["new_connections"] and r["first_over_steady"]]
+    replaced = [r["first_over_steady"] for r in on if r["new_connections"] and r["first_over_steady"]]
+    reset = [r["first_checkpoint_p50_ms"] for r in off if r["nat_mode"] == "reset" and r["first_checkpoint_p50_ms"]]
+    silent = [r["first_checkpoint_p50_ms"] for r in off if r["nat_mode"] == "drop" and r["first_checkpoint_p50_ms"]]
+
+    def span(values, fmt):
+        return (fmt % min(values)) + ("" if fmt % min(values) == fmt % max(values) else "–" + fmt % max(values))
+
+    lines = ["With the layer: %d resumes, %d resets, %d retries, %d hangs, %d failed invocations."
+             % tuple(sum(r[k] for r in on) for k in ("resumes", "resets", "retries", "hangs", "failed"))]
+    if kept:
+        lines.append("Connection kept through the wait: first checkpoint %sx a steady one (p50s)." % span(kept, "%.2f"))
+    if replaced:
+        lines.append("Connection replaced before the first checkpoint (max idle, nothing left the frozen env): "
+                     "%sx a steady one." % span(replaced, "%.2f"))
+    lines.append("Without the layer: %d resumes, %d resets, %d retries, %d hangs; first checkpoint p50 %s ms behind "
+                 "the resetting NAT, %s ms behind the silent one."
+                 % (tuple(sum(r[k] for r in off) for k in ("resumes", "resets", "retries", "hangs"))
+                    + (span(reset, "%.0f") if reset else "-", span(silent, "%.0f") if silent else "-")))
+    return " ".join(lines)
+
+
 def view(data) -> str:
     """docs/durable.md's table, rendered from the JSON (docs/data/demo-durable.json) by make docs."""
     run = data["demo-durable"]
@@ -79,4 +105,4 @@ def view(data) -> str:
             "%d waits per execution:\n\n"
             % (run["sdk_version"], "%d MB" % run["memory_mb"] if run["memory_mb"] else "full CPU",
                run["rtt_ms"], run["nat_timeout_s"], run["wait_s"], run["rounds"])
-            + markdown(run["rows"]))
+            + markdown(run["rows"]) + "\n\n" + summary(run["rows"]))

@@ -8,15 +8,14 @@ runner), with the function's packages installed by make into .venv/durable-task.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
+from bench.rows import interpreter_version, write_rows  # first: its import time is the run's start
 from lab.experiments.durable import experiment, report
 from lab.standin.function_net import scaled_timers
+from lab.standin.lambda_env import runtime_python
 
 REPO = experiment.REPO
 
@@ -60,23 +59,22 @@ def run(args, service) -> tuple:
         if r.error is not None:
             print("%s failed: %r" % (r.key, r.error), file=sys.stderr)
     table_rows = report.rows(runs, sdk)
+    versions = {minor: interpreter_version(str(runtime_python(minor))) for minor in args.pythons}
+    for row in table_rows:
+        row["python_version"] = versions[row["python"]]
     fields = {
-        "machine": "%s, %d cores" % (platform.machine(), os.cpu_count()),
-        "interpreters": ["CPython %s stand-in" % p for p in args.pythons],
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "load_1_5_15": os.getloadavg(), "sdk_version": sdk, "nat_timeout_s": args.nat_timeout,
-        "wait_s": args.wait, "rtt_ms": args.rtt_ms, "memory_mb": args.memory_mb, "rounds": args.rounds,
+        "interpreters": ["CPython %s stand-in" % versions[p] for p in args.pythons], "sdk_version": sdk,
+        "nat_timeout_s": args.nat_timeout, "wait_s": args.wait, "rtt_ms": args.rtt_ms,
+        "memory_mb": args.memory_mb, "rounds": args.rounds,
         "layer_timers": timers, "user_agents": sorted(service.front.user_agents()),
     }
     return table_rows, fields
 
 
 def main(argv=None) -> int:
-    from bench.rows import write_rows
     from lab.experiments.demo.shared import begin, print_time_scale
     from lab.experiments.durable.plot import plot
     from lab.services.durable import DurableService
-    from lab.standin.lambda_env import runtime_python
 
     args = parse_args(argv)
     if not begin("demo-durable", args.pythons[0]):

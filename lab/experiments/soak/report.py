@@ -142,6 +142,18 @@ def table_lines(report: dict) -> list:
     return lines
 
 
+def view(data) -> str:
+    """docs/soak.md's table, rendered from build/soak.json by tools/render_docs.py (make docs)."""
+    soak = data["soak"]
+    run = soak["run"]
+    return ("Seed %s, %s s of rounds (%.0f s wall): %s rounds, %s of them in drop mode; restarts: %s; %s; "
+            "no layer = botocore %s:\n\n%s" % (
+                run["seed"], run["duration_s"], run["total_s"] or 0, run["rounds"], run["drop_mode_rounds"],
+                ", ".join(run["restarts"]) or "none",
+                "%d MB" % run["memory_mb"] if run.get("memory_mb") else "full CPU", soak["runtime_botocore"],
+                "\n".join(table_lines(soak))))
+
+
 def print_table(report: dict) -> None:
     run = report["run"]
     print("Soak: seed %s, %s rounds (%s in drop mode) in %.0f s, restarts: %s; memory size %s" % (
