@@ -336,6 +336,16 @@ def view_client(data):
             % client["runs"])
 
 
+def view_client_formats(data):
+    """docs/coldstart.md, "Prepared data": load time of each form of the data a client reads."""
+    rows = [("`%s`" % row["file"], "%.0f kB" % (row["disk_bytes"] / 1000), "%.2f" % row["stock_ms"],
+             "%.2f" % row["json_plain_ms"], "%.2f" % row["marshal_ms"], "%.2f" % row["marshal_ordered_ms"],
+             "**%.2f**" % row["pickle_ms"]) for row in data["bench-client"]["formats"]]
+    return table(("file", "on disk", "stock: json + OrderedDict hook", "json, plain dicts", "marshal, plain dicts",
+                  "marshal, then OrderedDict", "pickle of the OrderedDict tree"), rows) + (
+        "\n\nms, median of 21 loads at full CPU in the benchmark's own process.")
+
+
 def view_sizes(data):
     """docs/build.md: what each build weighs."""
     full, hook, wheel = data["layer"]["rows"][0], data["layer-hook"]["rows"][0], data["wheel"]["rows"][0]
@@ -454,6 +464,7 @@ VIEWS = {
     "coldstart-saved": (view_coldstart_saved, ["coldstart"]),
     "coldstart-goals": (view_coldstart_goals, ["coldstart", "bench-connect", "startup"]),
     "client": (view_client, ["bench-client"]),
+    "client-formats": (view_client_formats, ["bench-client"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
     "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "bench-connect", "layer", "layer-hook",
