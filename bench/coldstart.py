@@ -103,7 +103,15 @@ client.list_tables()
 answered, cpu_answered = time.perf_counter(), time.process_time()
 assert boto3.__file__.startswith(%(boto3_root)r), boto3.__file__
 import json, botocore
-print(json.dumps({"started": started, "imported": imported, "created": created, "answered": answered,
+try:  # how the first call's pool verified: a CA directory (the layer knew the bundle), the bundle file
+    # loaded per connection (stock), or nothing left to load (the layer loaded it into the context)
+    pools = list(client._endpoint.http_session._manager.pools._container.values())
+    verified = sorted({"directory" if getattr(p, "ca_cert_dir", None) else "file" if getattr(p, "ca_certs", None)
+                       else "context" for p in pools})
+except Exception as error:
+    verified = ["? %%r" %% error]
+print(json.dumps({"verified_with": verified,
+                  "started": started, "imported": imported, "created": created, "answered": answered,
                   "cpu_s": cpu_answered - cpu_started, "botocore": botocore.__version__,
                   "python_version": sys.version.split()[0], "modules": sorted(sys.modules)}))
 """
@@ -232,6 +240,7 @@ def measure(python, minor, variant, memory_mb, root, url, extra_env, drop, flags
         "cpu_ms": child["cpu_s"] * 1000,
         "botocore": child["botocore"],
         "python_version": child["python_version"],
+        "verified_with": "+".join(child["verified_with"]),
         "modules": child["modules"],
         "stderr": done.stderr,
     }
@@ -239,7 +248,8 @@ def measure(python, minor, variant, memory_mb, root, url, extra_env, drop, flags
 
 def summarise(minor, memory_mb, variant, samples):
     row = {"python": minor, "python_version": samples[0]["python_version"], "memory_mb": memory_mb,
-           "variant": variant, "botocore": samples[0]["botocore"], "runs": len(samples)}
+           "variant": variant, "botocore": samples[0]["botocore"], "runs": len(samples),
+           "verified_with": "/".join(sorted({s["verified_with"] for s in samples}))}
     for key in ("interpreter_ms", "import_ms", "client_ms", "call_ms", "total_ms", "process_ms", "cpu_ms"):
         row[key] = round(statistics.median(s[key] for s in samples), 1)
     row["total_min_ms"] = round(min(s["total_ms"] for s in samples), 1)
@@ -296,14 +306,14 @@ def run(args, pythons, root, url, bundle, extra_env, mode):
 def print_table(rows):
     print("cold start to the first HTTPS response, ms, median of each part; total = import + client + "
           "first call [minimum]; x runtime copy (total, CPU); process = fork to answer")
-    print("%-7s %6s %-16s %-9s %8s %8s %8s %17s %8s %10s %9s" % (
+    print("%-7s %6s %-16s %-9s %8s %8s %8s %17s %8s %10s %9s  %s" % (
         "CPython", "MB", "column", "botocore", "import", "client", "call", "total [min]", "x rt",
-        "x rt (cpu)", "process"))
+        "x rt (cpu)", "process", "verified with"))
     for row in rows:
-        print("%-7s %6d %-16s %-9s %8.0f %8.0f %8.0f %8.0f [%6.0f] %8.2f %10.2f %9.0f" % (
+        print("%-7s %6d %-16s %-9s %8.0f %8.0f %8.0f %8.0f [%6.0f] %8.2f %10.2f %9.0f  %s" % (
             row["python"], row["memory_mb"], LABELS[row["variant"]], row["botocore"], row["import_ms"],
             row["client_ms"], row["call_ms"], row["total_ms"], row["total_min_ms"], row["total_over_runtime"],
-            row["cpu_over_runtime"], row["process_ms"]))
+            row["cpu_over_runtime"], row["process_ms"], row["verified_with"]))
 
 
 def parse_pythons(values):

@@ -48,7 +48,7 @@ import time
 from aws_keepalive import diagnostics, idle, metrics
 
 # The attribute by which a patched function points at the function it wraps.  Its presence makes
-# every patch idempotent: the .pth file and sitecustomize.py may both activate the layer.
+# every patch idempotent: the .pth file and usercustomize.py may both activate the layer.
 WRAPPED = "__aws_keepalive_wrapped__"
 
 
@@ -398,11 +398,13 @@ def stale_reuse(settings, host, port, idle_s, error, family, sock=None):
         kind = stale_kind(error)
         if kind is None:
             return
-        if kind == "read timeout" and not idle.request_unacknowledged(sock):
+        unacknowledged = idle.request_unacknowledged(sock) if kind == "read timeout" else True
+        if not unacknowledged:
+            evidence = "no TCP_INFO to tell" if unacknowledged is None else "acknowledged by the peer"
             diagnostics.debug(
-                "read timeout on a connection to %s:%s reused after %.1f s idle, with the request "
-                "acknowledged by the peer (or no TCP_INFO to tell): a slow answer, not a dead "
-                "flow; nothing learned (%s)" % (host, port, idle_s, family),
+                "read timeout on a connection to %s:%s reused after %.1f s idle, the request %s: "
+                "not counted as a dead flow, nothing learned (%s)" % (host, port, idle_s, evidence,
+                                                                       family),
                 host=host, port=port, idle_s=round(idle_s, 3),
             )
             return
