@@ -1,17 +1,19 @@
-"""What the layer's sitecustomize.py and usercustomize.py both do: activate, then hand over; and
-the entry point ``aws_keepalive.start`` names (PEP 829, Python 3.15+).
+"""What the layer's usercustomize.py does: activate, then hand over; and the entry point
+``aws_keepalive.start`` names (PEP 829, Python 3.15+).
 
 ``site`` imports the first ``sitecustomize`` and then the first ``usercustomize`` it finds on
-sys.path.  The layer ships both so that it activates whichever one site reaches: a wrapper that
-puts its own sitecustomize first on PYTHONPATH (OpenTelemetry's ``opentelemetry-instrument``
-does, and chains to nothing) hides ours, but site still imports usercustomize afterwards (unless
-the user site is disabled: ``-s``, PYTHONNOUSERSITE, or a venv).  Activation is idempotent, so
-any number of routes may fire in one process.
+sys.path, the latter only when the user site is on (not with ``-s``, PYTHONNOUSERSITE or a venv
+interpreter; the managed runtime's interpreter has it on).  So with /opt/python on PYTHONPATH
+(exec wrappers), usercustomize runs whatever sitecustomize a wrapper put first (OpenTelemetry's
+``opentelemetry-instrument`` puts its own, which chains to nothing).  Activation is idempotent,
+so any number of routes may fire in one process.  The layer ships no sitecustomize.py: it adds
+no coverage where the user site is on, and in /opt/python it would replace another layer's file
+of that name, or be replaced by it (docs/activation.md).
 
-Each of our files would hide another file of the same name later on sys.path (another layer's,
-the interpreter's), so it loads that one next, as site would have: nothing is lost.  This module
-keeps the shared logic out of the two customize files; it has a private name so that nobody else
-imports it by accident.
+Our usercustomize would hide another file of that name later on sys.path (the interpreter's, a
+user's), so it loads that one next, as site would have: nothing is lost.  This module keeps the
+logic out of the customize file; it has a private name so that nobody else imports it by
+accident.
 """
 
 import os

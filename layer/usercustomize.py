@@ -1,4 +1,5 @@
-"""Entry point when a wrapper's own sitecustomize hides ours; hands over to any other usercustomize.
+"""Entry point when the interpreter starts with /opt/python on PYTHONPATH (exec wrappers); hands
+over to any other usercustomize.
 
 ``site`` imports ``usercustomize`` after ``sitecustomize`` whenever the user site is enabled (as
 on the managed runtime), searching the whole sys.path, so this file runs behind wrappers whose

@@ -9,7 +9,7 @@ Steps, each a function below:
 1. (full flavor) install ``layer/requirements.txt`` into ``<work>/python`` with uv:
    ``--require-hashes``, wheels only, no dependency resolution (the lock already lists every
    dependency);
-2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``sitecustomize.py``) next to them, with
+2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``usercustomize.py``) next to them, with
    the package's ``*.dist-info`` (the wheel's METADATA and entry points, written by
    tools/build_wheel.py) so that importlib.metadata, and OpenTelemetry's
    ``opentelemetry_pre_instrument`` entry point lookup, find the hook on /opt/python;
@@ -61,7 +61,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from rows import write_rows  # noqa: E402  (bench/rows.py: the sizes are rows docs/ render)
 
 # The hook's files, relative to the hook source folder (layer/).
-HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "sitecustomize.py", "usercustomize.py",
+HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "usercustomize.py",
                 "_aws_keepalive_site.py")
 # Where the layer's python/ folder is mounted on Lambda: recorded in every .pyc.
 RUNTIME_PREFIX = "/opt/python"
@@ -112,7 +112,7 @@ def write_ca_dirs(uv, sdk_locks, target, work, python):
 
 
 def copy_hook(hook_dir, target):
-    """Copy the hook's package, .pth and sitecustomize.py (without any bytecode caches)."""
+    """Copy the hook's package, .pth and usercustomize.py (without any bytecode caches)."""
     for entry in HOOK_ENTRIES:
         source = os.path.join(hook_dir, entry)
         destination = os.path.join(target, entry)

@@ -28,11 +28,12 @@ fires first activates, later calls do nothing (docs/activation.md):
 * ``start`` -- ``aws_keepalive.start`` (PEP 829): from Python 3.15 site calls the entry point it
   names (``_aws_keepalive_site:start``) instead, and skips the ``.pth``'s import line, which
   3.18+ ignores altogether.
-* ``sitecustomize`` / ``usercustomize`` -- ``sitecustomize.py`` and ``usercustomize.py`` next to
-  the package (via ``_aws_keepalive_site``): for interpreters started with /opt/python already on
-  PYTHONPATH, e.g. behind an exec wrapper.  A wrapper that puts its own non-chaining
-  sitecustomize first (OpenTelemetry's ``opentelemetry-instrument`` does) hides ours; site still
-  imports usercustomize after it.
+* ``usercustomize`` -- ``usercustomize.py`` next to the package (via ``_aws_keepalive_site``):
+  for interpreters started with /opt/python already on PYTHONPATH, e.g. behind an exec wrapper,
+  whatever sitecustomize the wrapper puts first (site imports usercustomize after it) -- when the
+  user site is on, as for the managed runtime's interpreter.  The layer ships no
+  ``sitecustomize.py``: in /opt/python it would replace another layer's, or be replaced by it
+  (docs/activation.md).
 * ``opentelemetry`` -- ``opentelemetry_pre_instrument`` below, an entry point OpenTelemetry's
   ``initialize()`` calls before it loads any instrumentor (and so before botocore's).
 * ``fork`` / ``forkserver`` / ``spawn`` -- children of an activated process (children.py):

@@ -52,7 +52,8 @@ are per pool: a child that makes its own client never touches them, as with stoc
 Not covered, by design: a Python program the function starts itself with ``subprocess`` or
 ``os.exec*`` is a new program, with ``PYTHONPATH=/var/runtime`` and without the layer's folder on
 its path (it does not see the layer's boto3 either); start it with ``PYTHONPATH=/opt/python`` in
-its environment and the layer's ``sitecustomize`` activates it (route ``sitecustomize``).
+its environment and the layer's ``usercustomize`` activates it (route ``usercustomize``; the
+user site must be on, as it is for the managed runtime's interpreter).
 SnapStart hooks are registered only by the process the runtime restores, never by a child.
 """
 

@@ -8,7 +8,8 @@ EMF document: no API call, no extension, no dependency.  The records (docs/metri
   max idle, learned idle, restored, peer closed, pool full (aiobotocore adds keepalive_timeout,
   aiohttp's own idle close) -- and ``ConnectMs`` (Milliseconds), the TCP (+ TLS) handshake of each;
 * ``StaleReuses`` (Count): a request on a reused pooled connection failed before any response
-  byte (reset, broken pipe, remote disconnect, read timeout) and was retried by botocore;
+  byte (reset, broken pipe, remote disconnect, a read timeout with the request unacknowledged)
+  and was retried by botocore;
 * ``ReusedAfterProbe`` (Count): a connection idle past its limit reused because keep-alive probes
   were answered recently.
 

@@ -384,11 +384,13 @@ def stale_reuse(settings, host, port, idle_s, error, family, sock=None):
         kind = stale_kind(error)
         if kind is None:
             return
-        if kind == "read timeout" and not idle.request_unacknowledged(sock):
+        unacknowledged = idle.request_unacknowledged(sock) if kind == "read timeout" else True
+        if not unacknowledged:
+            evidence = "no TCP_INFO to tell" if unacknowledged is None else "acknowledged by the peer"
             diagnostics.debug(
-                "read timeout on a connection to %s:%s reused after %.1f s idle, with the request "
-                "acknowledged by the peer (or no TCP_INFO to tell): a slow answer, not a dead "
-                "flow; nothing learned (%s)" % (host, port, idle_s, family),
+                "read timeout on a connection to %s:%s reused after %.1f s idle, the request %s: "
+                "not counted as a dead flow, nothing learned (%s)" % (host, port, idle_s, evidence,
+                                                                       family),
                 host=host, port=port, idle_s=round(idle_s, 3),
             )
             return

@@ -19,7 +19,7 @@ runtime itself reads.  When it is missing, or the environment is not a SnapStart
 registered.
 """
 
-from aws_keepalive import diagnostics, idle
+from aws_keepalive import diagnostics
 
 SNAP_START = "snap-start"
 
@@ -36,6 +36,11 @@ def register(environ):
             "importable; pooled connections from before a snapshot are replaced only after max idle"
         )
         return False
+    # Imported only here, in a SnapStart init: activation calls register() at interpreter start,
+    # and idle imports socket and threading (what botocore imports anyway, but a process that never
+    # imports botocore should not pay for them at startup).
+    from aws_keepalive import idle
+
     # Set before botocore is patched (activation registers this first), so the pool patch is
     # applied even when max idle is off.
     idle.restore_watched = True
@@ -47,6 +52,8 @@ def register(environ):
 def after_restore():
     """Run by the runtime on a restored environment: mark every pooled connection as stale."""
     try:
+        from aws_keepalive import idle
+
         idle.restore_generation += 1
         diagnostics.debug(
             "SnapStart restore: pooled connections will be replaced at their next use",

@@ -8,7 +8,7 @@ so their borrowing ``patch._wrap`` made import cycles (issue 23).
 import functools
 
 # The attribute by which a patched function points at the function it wraps.  Its presence makes
-# every patch idempotent: the .pth file and sitecustomize.py may both activate the layer.
+# every patch idempotent: the .pth file and usercustomize.py may both activate the layer.
 WRAPPED = "__aws_keepalive_wrapped__"
 
 

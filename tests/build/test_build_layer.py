@@ -26,7 +26,7 @@ from lab.standin.lambda_env import PYTHON_MINORS  # noqa: E402
 # and all its layers together; this layer must leave most of that to the function.
 MAX_ZIPPED = 25_000_000
 MAX_UNZIPPED = 60_000_000
-HOOK_FILES = ("aws_keepalive.pth", "aws_keepalive.start", "sitecustomize.py", "usercustomize.py",
+HOOK_FILES = ("aws_keepalive.pth", "aws_keepalive.start", "usercustomize.py",
               "_aws_keepalive_site.py", "aws_keepalive/__init__.py", "aws_keepalive/snapstart.py")
 
 
@@ -72,11 +72,13 @@ def test_zip_has_python_root_sorted_entries_and_fixed_metadata(layer):
 
 
 def test_hook_files_are_shipped_as_in_the_source(layer):
-    """The .pth, its .start twin, sitecustomize.py and the hook package are in python/, byte for byte."""
+    """The .pth, its .start twin, usercustomize.py and the hook package are in python/, byte for byte
+    (and no sitecustomize.py: docs/activation.md says why)."""
     with zipfile.ZipFile(layer[0]) as archive:
         for relative in HOOK_FILES:
             with open(os.path.join(REPO, "layer", relative), "rb") as handle:
                 assert archive.read("python/" + relative) == handle.read(), relative
+        assert "python/sitecustomize.py" not in archive.namelist()
 
 
 def test_layer_carries_the_hooks_dist_info_with_the_otel_entry_point(opt):
@@ -272,6 +274,7 @@ def test_hook_flavor_holds_the_hook_its_dist_info_and_bytecode_and_no_sdk(hook_l
         for relative in HOOK_FILES:
             with open(os.path.join(REPO, "layer", relative), "rb") as handle:
                 assert archive.read("python/" + relative) == handle.read(), relative
+        assert "python/sitecustomize.py" not in archive.namelist()
         sources = [name for name in all_names if name.endswith(".py")]
         for source in sources:
             folder, filename = source.rsplit("/", 1)

@@ -199,8 +199,9 @@ def _check_dd_spans(stdout):
 # ddtrace-run as an exec wrapper: the layer's folder and the function's (ddtrace) on PYTHONPATH,
 # then ddtrace-run starts the runtime with its bootstrap folder (its own sitecustomize) first.
 # With PYTHONPATH set, the runtime adds no site directory, so the .pth route is off: the layer
-# activates from its sitecustomize, which ddtrace's imports after it has installed its import
-# hooks -- the layer's finder is then asked by ddtrace's and asks it back (docs/activation.md).
+# activates from its usercustomize, which site imports after ddtrace's sitecustomize has installed
+# its import hooks -- the layer's finder is then asked by ddtrace's and asks it back
+# (docs/activation.md).
 DDTRACE_RUN_WRAPPER = """\
     #!/bin/sh
     export PYTHONPATH="$(dirname "$0")/python:$LAMBDA_TASK_ROOT"
@@ -228,7 +229,7 @@ def test_ddtrace_run(invoke, server):
     assert invocation.result["options"] == [TIMERS]
     assert invocation.result["loader"] == "SourceFileLoader"
     _check_dd_spans(invocation.stdout)
-    _patched_once(invocation, route="sitecustomize")
+    _patched_once(invocation, route="usercustomize")
 
 
 @pytest.mark.parametrize("first", ["ddtrace", "layer"])

@@ -9,6 +9,7 @@ back with getsockopt.
 """
 
 import os
+import sys
 
 from conftest import ON
 
@@ -140,7 +141,8 @@ def test_child_that_cannot_import_the_layer_runs_stock_with_one_warning(run_func
 
 
 def test_python_subprocess_with_opt_python_on_pythonpath_activates(run_function, server, tmp_path):
-    """The documented way for a program the function runs itself: PYTHONPATH=/opt/python first."""
+    """The documented way for a program the function runs itself: PYTHONPATH=/opt/python first
+    (usercustomize activates it: the plain CPython, user site on, as the managed runtime's)."""
     handler = """
     import os
     import subprocess
@@ -156,7 +158,8 @@ def test_python_subprocess_with_opt_python_on_pythonpath_activates(run_function,
                                     text=True)
         return {"plain": plain.returncode, "with_layer": with_layer.stdout.strip()}
     """
-    run = run_function(handler, env=dict(ON))
+    plain_python = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+    run = run_function(handler, env=dict(ON), python=plain_python)
     assert run.returncode == 0, run
     # Without it the layer is not even importable (PYTHONPATH=/var/runtime); with it, activated.
     assert run.result == {"plain": 1, "with_layer": "True"}

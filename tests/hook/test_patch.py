@@ -561,7 +561,7 @@ def test_read_timeout_with_request_acknowledged_teaches_nothing(run_function):
     assert first[0] == 1 and first[1] >= 1.0, run.result
     assert later[0] == 1 and later[1] >= 1.0, run.result
     assert stale_warnings(run) == [], run.stderr
-    assert [line for line in run.layer_lines if "a slow answer, not a dead flow" in line], run.stderr
+    assert [line for line in run.layer_lines if "the request acknowledged by the peer" in line], run.stderr
     assert not [line for line in run.layer_lines if "(learned idle)" in line], run.stderr
 
 

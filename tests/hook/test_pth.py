@@ -52,6 +52,20 @@ def test_on_waits_for_botocore_without_importing_it(run_function):
     assert run.stderr == ""
 
 
+def test_on_imports_only_its_own_modules_at_startup():
+    """Switch on: the .pth imports the hook's own modules and nothing else -- no socket, threading,
+    selectors or enum (botocore imports those when the function imports it; a process that never
+    does must not pay for them at interpreter start). Modules site imports to read any .pth
+    (encodings.*) are site's own."""
+    script = ("import json, site, sys; before = set(sys.modules); site.addsitedir(sys.argv[1]); "
+              "print(json.dumps(sorted(set(sys.modules) - before)))")
+    out = subprocess.run([sys.executable, "-c", script, LAYER], env=dict(BASE_ENV, **ON), capture_output=True,
+                         text=True, timeout=30, check=True).stdout
+    added = [name for name in json.loads(out) if not name.startswith("encodings.")]
+    assert "aws_keepalive" in added
+    assert [name for name in added if name.split(".")[0] != "aws_keepalive"] == []
+
+
 def test_debug_startup_line_does_not_import_botocore(run_function):
     """Debug on: the startup line names botocore's version and path without importing it."""
     run = run_function(STARTUP_STATE, env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))

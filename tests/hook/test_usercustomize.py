@@ -1,19 +1,31 @@
-"""usercustomize.py (and _aws_keepalive_site): the route behind a wrapper's own sitecustomize.
+"""usercustomize.py (and _aws_keepalive_site): the route when the interpreter starts with
+PYTHONPATH already set (exec wrappers), alone or behind a wrapper's own sitecustomize.
 
 These tests run a plain CPython (not the test venv: a venv turns the user site off, and with it
 usercustomize, while the managed runtime's /var/lang/bin/python has it on), with PYTHONPATH as an
-exec wrapper sets it: a non-chaining sitecustomize first (as OpenTelemetry's
-``opentelemetry-instrument`` puts its own), then the layer folder, then the test venv's
-site-packages for boto3.
+exec wrapper sets it: the layer folder (after a non-chaining sitecustomize, as OpenTelemetry's
+``opentelemetry-instrument`` puts its own first), then the test venv's site-packages for boto3.
+The layer ships no sitecustomize.py (docs/activation.md: another layer's file of that name would
+replace ours in /opt/python, or ours theirs).
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
 
 from conftest import BASE_ENV, LAYER, ON, run_chained
-from test_sitecustomize import PUT_AND_REPORT
+
+PUT_AND_REPORT = """
+    import boto3
+    import keepalive_probe
+
+    def handler(event, context):
+        client = boto3.client("dynamodb", endpoint_url=event["url"])
+        client.put_item(TableName="table", Item={"pk": {"S": "1"}})
+        return keepalive_probe.client_socket_options(client)
+"""
 
 PLAIN_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
 VENV_SITE_PACKAGES = sysconfig.get_paths()["purelib"]
@@ -28,6 +40,43 @@ def _put_behind_wrapper(run_function, server, tmp_path, env):
     pythonpath = os.pathsep.join([str(foreign), LAYER, VENV_SITE_PACKAGES])
     return run_function(PUT_AND_REPORT, env=env, python=PLAIN_PYTHON, pythonpath=pythonpath,
                         event={"url": server.url})
+
+
+def test_pythonpath_route_activates(run_function, server):
+    """PYTHONPATH holding the layer folder (exec wrappers): usercustomize activates the layer."""
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    run = run_function(PUT_AND_REPORT, env=env, python=PLAIN_PYTHON,
+                       pythonpath=os.pathsep.join([LAYER, VENV_SITE_PACKAGES]), event={"url": server.url})
+    assert run.returncode == 0, run
+    assert run.result[0]["TCP_KEEPIDLE"] == 60
+    assert "(via usercustomize)" in run.layer_lines[0], run.stderr
+
+
+def test_package_that_fails_to_import_is_reported_not_raised(tmp_path):
+    """A broken aws_keepalive beside usercustomize: one warning naming it, the program still runs."""
+    layer = tmp_path / "layer"
+    shutil.copytree(LAYER, layer, ignore=shutil.ignore_patterns("__pycache__"))
+    (layer / "aws_keepalive" / "__init__.py").write_text("raise ImportError('injected')\n")
+    env = dict(BASE_ENV, PYTHONPATH=str(layer), AWS_PYTHON_KEEPALIVE="1")
+    completed = subprocess.run([PLAIN_PYTHON, "-c", "print('function continues')"], env=env,
+                               capture_output=True, text=True, timeout=30)
+    assert completed.returncode == 0 and completed.stdout == "function continues\n"
+    warnings = [line for line in completed.stderr.splitlines() if line.startswith("aws-keepalive: WARN")]
+    assert len(warnings) == 1 and "injected" in warnings[0], completed.stderr
+
+
+def test_both_routes_activate_once():
+    """usercustomize and the .pth in one process: one activation, one startup line, one patch."""
+    env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, VENV_SITE_PACKAGES]),
+               AWS_PYTHON_KEEPALIVE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    script = "import site, sys; site.addsitedir(sys.argv[1]); import botocore.session"
+    completed = subprocess.run([PLAIN_PYTHON, "-c", script, LAYER], env=env,
+                               capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    startup = [line for line in completed.stderr.splitlines() if " on (via " in line]
+    assert len(startup) == 1, completed.stderr
+    patched = [line for line in completed.stderr.splitlines() if "patched botocore" in line]
+    assert len(patched) == 1, completed.stderr
 
 
 def test_activates_behind_non_chaining_sitecustomize(run_function, server, tmp_path):
@@ -58,19 +107,17 @@ def test_chains_when_off_and_imports_nothing(tmp_path):
     assert completed.stderr == ""
 
 
-def test_sitecustomize_and_usercustomize_activate_once(tmp_path):
-    """Both of the layer's files run in one process: one activation, one startup line."""
-    env = dict(BASE_ENV, PYTHONPATH=LAYER, AWS_PYTHON_KEEPALIVE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1")
-    script = "import sys; print('usercustomize' in sys.modules, 'sitecustomize' in sys.modules)"
-    completed = subprocess.run([PLAIN_PYTHON, "-c", script], env=env,
-                               capture_output=True, text=True, timeout=30)
-    assert completed.stdout.split() == ["True", "True"], completed.stderr
-    startup = [line for line in completed.stderr.splitlines() if " on (via " in line]
-    assert len(startup) == 1 and "(via sitecustomize)" in startup[0], completed.stderr
+def test_layer_ships_no_sitecustomize(tmp_path):
+    """No sitecustomize.py in the layer: another one on PYTHONPATH after the layer's folder (a
+    second layer's, extracted into the same /opt/python it would be the only copy) runs as
+    site imports it, whatever the switch, and the layer still activates (usercustomize)."""
+    assert not os.path.exists(os.path.join(LAYER, "sitecustomize.py"))
+    completed = run_chained(PLAIN_PYTHON, tmp_path, "sitecustomize", "1")
+    assert completed.stdout.split() == ["ran", "True"], completed.stderr
 
 
 def test_site_route_off_values_match_settings():
-    """_aws_keepalive_site's inline off-values (sitecustomize/usercustomize) are settings.OFF_VALUES."""
+    """_aws_keepalive_site's inline off-values (usercustomize, .start) are settings.OFF_VALUES."""
     import _aws_keepalive_site
     from aws_keepalive import settings
 

@@ -64,7 +64,7 @@ def test_behind_otel_the_entry_point_activates(tmp_path, endpoint):
     """Layer on behind opentelemetry-instrument: activated "via opentelemetry" before the
     instrumentors; the pooled socket's keep-alive timer is the layer's 60 s, not the kernel's 2 h."""
     lines, timers = _run(tmp_path, endpoint, ON_DEBUG)
-    # The wrapper's own interpreter (opentelemetry-instrument) also runs our sitecustomize, then
+    # The wrapper's own interpreter (opentelemetry-instrument) also runs our usercustomize, then
     # execs the runtime: its line comes first, and it changes nothing the function inherits.
     assert [line for line in lines if "on (via opentelemetry)" in line], lines
     assert not [line for line in lines if "WARN" in line], lines
