@@ -15,6 +15,12 @@ layer loading its data as botocore does), side by side in one run:
   (``sync; echo 3 > /proc/sys/vm/drop_caches`` before the run: needs root, else the cold rows are
   skipped and the output says so).
 
+Before that, at full CPU in this process, how long each form of the data client creation reads
+takes to load (``formats`` in the JSON): the stock path (read, gunzip, ``json.loads`` with the
+``OrderedDict`` hook, as botocore's JSONFileLoader does), ``json.loads`` into plain dicts, marshal of
+plain dicts, marshal converted back to ``OrderedDict`` (what equal types would need), and pickle of
+the ``OrderedDict`` tree (what prepared.py ships for the top-level files).
+
 Each child times ``import boto3`` and then the client, wall (``perf_counter``) and its own CPU time
 (``process_time``: what the child ran, which other processes' load barely moves).  Rounds are
 interleaved (every combination once per round, the variants' order alternating) so that drift on
@@ -23,12 +29,17 @@ this shared machine hits all alike; medians are reported.  The layer tree is rea
 """
 
 import argparse
+import collections
+import gzip
 import json
+import marshal
 import os
+import pickle
 import shutil
 import statistics
 import sys
 import tempfile
+import time
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -55,6 +66,69 @@ print(json.dumps({"import_ms": (imported[0] - wall) * 1000, "import_cpu_ms": (im
 """
 VARIANTS = {"stock": "0", "prepared": "1"}
 SERVICES = ("dynamodb", "s3")
+
+
+# The files a DynamoDB or S3 client reads from botocore/data.
+FORMAT_FILES = ("endpoints.json", "partitions.json", "sdk-default-configuration.json",
+                "dynamodb/2012-08-10/service-2.json.gz", "dynamodb/2012-08-10/endpoint-rule-set-1.json.gz",
+                "s3/2006-03-01/service-2.json.gz", "s3/2006-03-01/endpoint-rule-set-1.json.gz")
+
+
+def _median_ms(repeat, function, *args):
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function(*args)
+        times.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(times), 2)
+
+
+def _ordered(value):
+    """A plain-dict tree turned into botocore's types (OrderedDict), as marshal's would need."""
+    if type(value) is dict:
+        return collections.OrderedDict((key, _ordered(item)) for key, item in value.items())
+    if type(value) is list:
+        return [_ordered(item) for item in value]
+    return value
+
+
+def _stock_load(path):
+    """botocore's JSONFileLoader: read (gunzip), decode, json.loads with the OrderedDict hook."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as handle:
+        return json.loads(handle.read().decode("utf-8"), object_pairs_hook=collections.OrderedDict)
+
+
+def _marshal_ordered(data):
+    return _ordered(marshal.loads(data))
+
+
+def measure_formats(data, repeat):
+    """Load time of each form of each FORMAT_FILES file, ms (median of ``repeat``), and sizes."""
+    rows = []
+    for name in FORMAT_FILES:
+        path = os.path.join(data, name)
+        tree = _stock_load(path)
+        text = json.dumps(tree)
+        marshalled = marshal.dumps(json.loads(text))
+        pickled = pickle.dumps(tree, protocol=5)
+        assert _marshal_ordered(marshalled) == tree == pickle.loads(pickled)
+        rows.append({
+            "file": name, "disk_bytes": os.path.getsize(path), "json_bytes": len(text.encode()),
+            "marshal_bytes": len(marshalled), "pickle_bytes": len(pickled),
+            "stock_ms": _median_ms(repeat, _stock_load, path),
+            "json_plain_ms": _median_ms(repeat, json.loads, text),
+            "marshal_ms": _median_ms(repeat, marshal.loads, marshalled),
+            "marshal_ordered_ms": _median_ms(repeat, _marshal_ordered, marshalled),
+            "pickle_ms": _median_ms(repeat, pickle.loads, pickled),
+        })
+    print("\nloading the data a DynamoDB / S3 client reads, full CPU, this process; ms (median of %d)" % repeat)
+    print("%-48s %9s %9s %9s %9s %9s %9s" % ("file", "disk kB", "stock", "json", "marshal", "+ordered",
+                                           "pickle"))
+    for row in rows:
+        print("%-48s %9.0f %9.2f %9.2f %9.2f %9.2f %9.2f" % (
+            row["file"], row["disk_bytes"] / 1000, row["stock_ms"], row["json_plain_ms"], row["marshal_ms"],
+            row["marshal_ordered_ms"], row["pickle_ms"]))
+    return rows
 
 
 def drop_page_cache():
@@ -153,13 +227,14 @@ def main(argv=None):
         version = interpreter_version(args.python)
         print("CPython %s (%s), %d CPUs, load %.1f; %d interleaved rounds" % (
             version, args.python, os.cpu_count(), os.getloadavg()[0], args.runs), flush=True)
+        formats = measure_formats(os.path.join(layer, "botocore", "data"), 21)
         samples = measure(args.python, layer, memories, caches, args.runs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     rows = rows_from(samples, memories, caches, version)
     print_table(rows)
     if args.json:
-        write_rows(args.json, rows, zip=os.path.basename(args.zip), runs=args.runs)
+        write_rows(args.json, rows, zip=os.path.basename(args.zip), runs=args.runs, formats=formats)
 
 
 if __name__ == "__main__":

@@ -315,7 +315,8 @@ def view_coldstart_goals(data):
     off = data["startup"]["rows"]
     worst = max(off, key=lambda row: row["hook_off_us"])
     rows.append(("startup with the switch off (the `.pth` line), worst CPython", "< 100 µs",
-                 "%.0f µs (%s)" % (worst["hook_off_us"], worst["python"]),
+                 "%.0f µs (%s; of it %.0f µs the floor: CPython's cost of any one-line `.pth`)" % (
+                     worst["hook_off_us"], worst["python"], worst["floor_us"]),
                  "met" if worst["hook_off_us"] < 100 else "**not met**", "`make bench`"))
     return table(("goal", "target", "measured", "", "by"), rows)
 
@@ -333,6 +334,16 @@ def view_client(data):
                    "prepared / stock (CPU)", "saved ms"), rows) +
             "\n\nMedians of %d interleaved rounds; full layer on, `AWS_PYTHON_KEEPALIVE_PREPARED=0` vs `1`."
             % client["runs"])
+
+
+def view_client_formats(data):
+    """docs/coldstart.md, "Prepared data": load time of each form of the data a client reads."""
+    rows = [("`%s`" % row["file"], "%.0f kB" % (row["disk_bytes"] / 1000), "%.2f" % row["stock_ms"],
+             "%.2f" % row["json_plain_ms"], "%.2f" % row["marshal_ms"], "%.2f" % row["marshal_ordered_ms"],
+             "**%.2f**" % row["pickle_ms"]) for row in data["bench-client"]["formats"]]
+    return table(("file", "on disk", "stock: json + OrderedDict hook", "json, plain dicts", "marshal, plain dicts",
+                  "marshal, then OrderedDict", "pickle of the OrderedDict tree"), rows) + (
+        "\n\nms, median of 21 loads at full CPU in the benchmark's own process.")
 
 
 def view_sizes(data):
@@ -396,6 +407,13 @@ def view_throughput(data):
                "ratio to sequential"), rows)) + "".join("\n\nNote: " + note for note in run["notes"]))
 
 
+def view_wheel(data):
+    """docs/shapes-bundled.md: what `make wheel` printed."""
+    wheel = data["wheel"]["rows"][0]
+    return "```\n$ make wheel\nwheel:    build/%s\nsha256:   %s\nsize:     %d bytes\n```" % (
+        wheel["wheel"], wheel["sha256"], wheel["size"])
+
+
 def view_headline(data):
     """README.md, "What it costs and saves": the few numbers a user weighs."""
     startup = data["startup"]["rows"]
@@ -453,7 +471,9 @@ VIEWS = {
     "coldstart-saved": (view_coldstart_saved, ["coldstart"]),
     "coldstart-goals": (view_coldstart_goals, ["coldstart", "bench-connect", "startup"]),
     "client": (view_client, ["bench-client"]),
+    "client-formats": (view_client_formats, ["bench-client"]),
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
+    "wheel": (view_wheel, ["wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
     "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "bench-connect", "layer", "layer-hook",
                                  "wheel"]),

@@ -35,13 +35,14 @@ What changes, and why the results are the same:
   the same types (``OrderedDict``, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``), in
   the same order, equal to what ``json.loads`` gives -- new objects at each call, like a parse, so
   callers that mutate what they loaded (``ExtrasProcessor`` merges into a model) still own it.
-  Pickle rather than marshal or JSON: measured on endpoints.json at a full vCPU, pickle of the
-  ``OrderedDict`` tree loads in ~18 ms, ``json.loads`` with the ``OrderedDict`` hook ~35-39 ms,
-  marshal of plain dicts ~8 ms but ~64 ms once converted back to ``OrderedDict`` (without the
-  conversion the types would differ from stock).  Pickle can run code: only
-  ``collections.OrderedDict`` may be named in these files (``_Unpickler``), and the file sits in
-  the same read-only layer as the code that reads it.  Service models (``.json.gz``) keep stock's
-  path: pickles of all of them would add ~15 MB to the zip.
+  Pickle rather than marshal or JSON (``make bench-client`` measures each form; docs/coldstart.md):
+  pickle of the ``OrderedDict`` tree loads endpoints.json in about half the time of ``json.loads``
+  with the ``OrderedDict`` hook; marshal loads plain dicts faster still, but converting them back to
+  ``OrderedDict`` costs more than the parse (and without it the types would differ from stock).
+  Pickle can run code: only ``collections.OrderedDict`` may be named in these files
+  (``_Unpickler``), and the file sits in the same read-only layer as the code that reads it.
+  Service models (``.json.gz``) keep stock's path: pickles of all of them would add ~15 MB to the
+  zip.
 * The results of the replaced methods are cached per Loader exactly as before (botocore's own
   ``instance_cache``, same keys).
 

@@ -151,13 +151,13 @@ def test_args_tests_pass_with_layer_off(tmp_path):
     assert list(outcomes.values()).count("passed") > 90
 
 
-# The functional tests that load models, endpoints and service lists (2 900 tests, ~1 min here);
-# the whole functional suite (~59 000, most of them endpoint rule-set and paginator cases) takes
-# hours on this shared machine.
+# The functional tests that load models, endpoints, paginators, waiters, rule sets and service lists
+# (22 600 tests, ~2 min here). The whole functional suite (~59 000) did not finish in 8 minutes on
+# this shared machine, so it is not part of make test.
 FUNCTIONAL = ("test_loaders", "test_endpoints", "test_regions", "test_service_names", "test_service_alias",
               "test_alias", "test_client_class_names", "test_session", "test_model_backcompat",
               "test_client_metadata", "test_public_apis", "test_model_completeness", "test_dynamodb", "test_s3",
-              "test_sts", "test_client")
+              "test_sts", "test_client", "test_paginator_config", "test_waiter_config", "test_endpoint_rulesets")
 
 
 def test_functional_tests_that_load_data_pass_with_layer_on(tmp_path):
@@ -168,7 +168,7 @@ def test_functional_tests_that_load_data_pass_with_layer_on(tmp_path):
     counts = {outcome: list(outcomes.values()).count(outcome) for outcome in ("passed", "failed", "skipped")}
     print("botocore functional tests (data loading) with the layer on:", counts)
     assert failures == {} and prepared_used
-    assert counts["passed"] > 2500
+    assert counts["passed"] > 22000
 
 
 def test_every_service_alike_with_the_index(tmp_path):
