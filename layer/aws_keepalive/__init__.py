@@ -44,11 +44,11 @@ fires first activates, later calls do nothing (docs/activation.md):
 
 __version__ = "0.1.0"
 
-# Values of AWS_PYTHON_KEEPALIVE that mean off (settings.py imports them from here).  Defined in
-# the package's __init__ so that the entry point below can tell "off" without importing a
-# submodule.  aws_keepalive.pth and _aws_keepalive_site.py carry inline copies because they must
-# not import the package at all when off; tests/hook/test_pth.py pins that all three agree.
-OFF_VALUES = ("", "0", "false", "no", "off")
+# settings.OFF_VALUES (the values of AWS_PYTHON_KEEPALIVE that mean off), inlined: the entry point
+# below tells "off" without importing a submodule, and settings.py does not import the package
+# back (no import cycle).  aws_keepalive.pth and _aws_keepalive_site.py carry copies too, as they
+# must not import the package at all when off; tests/hook/test_pth.py pins that all of them agree.
+_OFF_VALUES = ("", "0", "false", "no", "off")
 
 _activated = False
 _config = None  # the settings activation parsed (settings.Settings), for startup_line
@@ -129,8 +129,9 @@ def _activate(route):
 
     # aiobotocore (and aioboto3 on top) sends through aiohttp, which patch.py does not reach.
     hook.install(patch_aiobotocore, "aiobotocore.session")
-    # Every process multiprocessing starts from here, whatever its start method (children.py).
-    children.install(config.debug)
+    # Every process multiprocessing starts from here, whatever its start method (children.py);
+    # a forked child's debug line comes from here too (children.py does not import the package).
+    children.install(startup_line if config.debug else None)
 
 
 def startup_line(route):
@@ -159,7 +160,7 @@ def opentelemetry_pre_instrument():
     """
     import os
 
-    if os.environ.get("AWS_PYTHON_KEEPALIVE", "").strip().lower() in OFF_VALUES:
+    if os.environ.get("AWS_PYTHON_KEEPALIVE", "").strip().lower() in _OFF_VALUES:
         return
     activate("opentelemetry")
 

@@ -86,7 +86,7 @@ try:
         import aws_keepalive.children
     finally:
         sys.path.remove(%(folder)r)
-    aws_keepalive.children.child_started()
+    aws_keepalive.children.child_started(aws_keepalive.activate)
 except Exception as error:
     try:
         sys.stderr.write("aws-keepalive: WARN could not activate in a child process: %%r; "
@@ -96,12 +96,17 @@ except Exception as error:
 """
 
 
-def install(debug):
-    """Cover the children this process starts: called once by activation, switch on."""
+def install(startup_line=None):
+    """Cover the children this process starts: called once by activation, switch on.
+
+    ``startup_line`` (the package's, passed when the debug switch is on) writes a forked child's
+    own startup line.  Passed rather than imported: the package imports this module, and this
+    module does not import the package back (tests/lab/test_layout.py: no import cycle).
+    """
     hook.install(_patch_spawn, TARGET)
     os.register_at_fork(after_in_child=renew_locks)
-    if debug:
-        os.register_at_fork(after_in_child=_forked)
+    if startup_line is not None:
+        os.register_at_fork(after_in_child=lambda: _forked(startup_line))
 
 
 def renew_locks():
@@ -155,8 +160,10 @@ def _patch_spawn(spawn):
                                 "with forkserver or spawn behave as stock botocore" % (error,))
 
 
-def child_started():
-    """In a forkserver or spawn child, from the preparation data: activate once sys.path is back."""
+def child_started(activate):
+    """In a forkserver or spawn child, from the preparation data: activate once sys.path is back.
+
+    ``activate`` is the package's, passed by ``_CHILD_LINES`` (which imported the package anyway)."""
     import multiprocessing.spawn as spawn
 
     # A forkserver child is forked from the fork server, whose main loop lives in that module.
@@ -167,19 +174,15 @@ def child_started():
         spawn.prepare = original
         if "sys_path" in data:
             sys.path = data["sys_path"]  # what original() does first; the parent's botocore is found
-        import aws_keepalive
-
-        aws_keepalive.activate(route)
+        activate(route)
         original(data)
 
     spawn.prepare = prepare
 
 
-def _forked():
+def _forked(startup_line):
     """After os.fork() in the child (debug on): the child's own startup line."""
     try:
-        import aws_keepalive
-
-        aws_keepalive.startup_line("fork")
+        startup_line("fork")
     except Exception:
         pass

@@ -1,16 +1,17 @@
 """Environment -> settings: every variable the layer reads, parsed and validated once.
 
 This module runs at interpreter startup (from the ``.pth`` line), before the function's handler is
-imported, so it imports nothing at module level but the package's own OFF_VALUES; the diagnostics
-module is only imported when there is something to say.  A bad value never stops the function:
+imported, so it imports nothing at module level; the diagnostics module is only imported when there
+is something to say.  A bad value never stops the function:
 it gets one warning line naming the variable and the accepted values, and the default is used
 instead.
 """
 
-from aws_keepalive import OFF_VALUES  # the package is imported already: this costs nothing
-
 SWITCH = "AWS_PYTHON_KEEPALIVE"
 ON_VALUES = ("1", "true", "yes", "on")
+# The package's __init__, aws_keepalive.pth and _aws_keepalive_site.py tell "off" with inline
+# copies of these, so that the off path imports no submodule; tests/hook/test_pth.py pins them.
+OFF_VALUES = ("", "0", "false", "no", "off")
 
 # Why these defaults (see README "Choosing the timers"):
 #

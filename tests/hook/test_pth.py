@@ -112,6 +112,14 @@ def test_pth_fast_path_matches_settings_off_values():
         assert json.loads(out.lower()) is (value.strip().lower() in settings.ON_VALUES), value
 
 
+def test_package_entry_point_off_values_match_settings():
+    """The package's inline off-values (its opentelemetry entry point) are settings.OFF_VALUES."""
+    import aws_keepalive
+    from aws_keepalive import settings
+
+    assert aws_keepalive._OFF_VALUES == settings.OFF_VALUES
+
+
 def test_pth_unset_switch_costs_one_membership_test():
     """Switch unset: the .pth only asks whether the variable exists (the value check is not even compiled)."""
     script = (
