@@ -67,9 +67,12 @@ def apply(settings):
 
         steps.append(("trust store", trust.patch))
     if settings.prepared:
-        from . import prepared  # only when asked for
+        if _prepared_data_for(path):
+            from . import prepared  # only when there is an index for this botocore: it imports pickle
 
-        steps.append(("data loader", prepared.patch))
+            steps.append(("data loader", prepared.patch))
+        else:
+            diagnostics.debug("prepared data: none for botocore at %s; stock loading" % path)
     for name, step in steps:
         try:
             step(settings, version, path)
@@ -440,6 +443,22 @@ def _make_connect(handshake, original):
         return result
 
     return connect
+
+
+# --- prepared data ---------------------------------------------------------------------------
+
+
+def _prepared_data_for(path):
+    """Whether the layer build prepared data for the botocore at ``path``: it is the copy beside
+    this package (the full flavor's /opt/python/botocore) and ``prepared.pickle`` is here.
+
+    Checked here, with one stat, so that where there is none (the hook flavor, a function's own
+    botocore, the source tree) neither prepared.py nor pickle is imported (docs/coldstart.md,
+    import findings).  prepared.py's INDEX and SITE name the same two paths."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.dirname(path) == os.path.dirname(here) and os.path.isfile(
+        os.path.join(here, "prepared.pickle")
+    )
 
 
 # --- shadowing copies -------------------------------------------------------------------------

@@ -316,3 +316,29 @@ def test_other_botocore_is_left_alone(tmp_path):
     result, stderr = probe(site, script_env, services=(), extra=extra)
     assert result["results"]["from"].startswith(str(other))
     assert result["used"] is False and "prepared data: none for botocore at %s" % (other / "botocore") in stderr
+
+
+def test_hook_flavor_imports_neither_prepared_nor_pickle(tmp_path):
+    """Hook flavor (the package alone, no prepared.pickle, the function's own botocore): importing
+    botocore.session with the layer on loads no aws_keepalive.prepared and no pickle, as stock."""
+    site = tmp_path / "hook"
+    site.mkdir()
+    shutil.copytree(os.path.join(LAYER, "aws_keepalive"), site / "aws_keepalive",
+                    ignore=shutil.ignore_patterns("__pycache__", "prepared.pickle"))
+    script = (
+        "import json, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import aws_keepalive\n"
+        "aws_keepalive.activate('test')\n"
+        "import botocore.session\n"
+        "print(json.dumps([name for name in ('pickle', 'aws_keepalive.prepared', 'aws_keepalive.patch')"
+        " if name in sys.modules]))\n"
+    )
+    loaded = {}
+    for switch in ("0", "1"):
+        completed = subprocess.run([sys.executable, "-c", script, str(site)], capture_output=True,
+                                   text=True, timeout=120, env=dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=switch))
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        loaded[switch] = json.loads(completed.stdout.splitlines()[-1])
+    assert loaded["0"] == []  # stock botocore.session imports no pickle (else this test proves nothing)
+    assert loaded["1"] == ["aws_keepalive.patch"]  # patched, and nothing more
