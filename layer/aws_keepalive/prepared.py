@@ -40,7 +40,7 @@ What changes, and why the results are the same:
   with the ``OrderedDict`` hook; marshal loads plain dicts faster still, but converting them back to
   ``OrderedDict`` costs more than the parse (and without it the types would differ from stock).
   Pickle can run code: only ``collections.OrderedDict`` may be named in these files
-  (``_Unpickler``), and the file sits in the same read-only layer as the code that reads it.
+  (``_unpickle``), and the file sits in the same read-only layer as the code that reads it.
   Service models (``.json.gz``) keep stock's path: pickles of all of them would add ~15 MB to the
   zip.
 * The results of the replaced methods are cached per Loader exactly as before (botocore's own
@@ -60,7 +60,6 @@ A file the index cannot read (damaged) is reported once and loading stays stock.
 """
 
 import os
-import pickle
 import sys
 
 from . import diagnostics
@@ -89,21 +88,34 @@ def patch(settings, version, path):
     _wrap(loaders.Loader, "load_data_with_path", _make_load_data_with_path)
 
 
-class _Unpickler(pickle.Unpickler):
-    """Builds only what JSON parsing builds: the one class these files may name is OrderedDict."""
+# The pickle.Unpickler subclass _unpickle uses, made at its first call: pickle is imported when the
+# index is first read (client creation), not when botocore is patched (make bench: the patch step).
+_unpickler_class = None
 
-    def find_class(self, module, name):
-        if (module, name) == ("collections", "OrderedDict"):
-            from collections import OrderedDict
 
-            return OrderedDict
-        raise pickle.UnpicklingError("prepared data names %s.%s" % (module, name))
+def _make_unpickler_class():
+    import pickle
+
+    class _Unpickler(pickle.Unpickler):
+        """Builds only what JSON parsing builds: the one class these files may name is OrderedDict."""
+
+        def find_class(self, module, name):
+            if (module, name) == ("collections", "OrderedDict"):
+                from collections import OrderedDict
+
+                return OrderedDict
+            raise pickle.UnpicklingError("prepared data names %s.%s" % (module, name))
+
+    return _Unpickler
 
 
 def _unpickle(data):
     import io
 
-    return _Unpickler(io.BytesIO(data)).load()
+    global _unpickler_class
+    if _unpickler_class is None:
+        _unpickler_class = _make_unpickler_class()
+    return _unpickler_class(io.BytesIO(data)).load()
 
 
 class _Prepared:

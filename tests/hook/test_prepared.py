@@ -342,3 +342,23 @@ def test_hook_flavor_imports_neither_prepared_nor_pickle(tmp_path):
         loaded[switch] = json.loads(completed.stdout.splitlines()[-1])
     assert loaded["0"] == []  # stock botocore.session imports no pickle (else this test proves nothing)
     assert loaded["1"] == ["aws_keepalive.patch"]  # patched, and nothing more
+
+
+def test_full_flavor_imports_pickle_at_first_use_not_at_patch(site):
+    """With the index (full flavor): patching botocore imports prepared.py but not pickle; the first
+    client reads the index (and imports pickle) and uses it."""
+    script = (
+        "import json, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import aws_keepalive\n"
+        "aws_keepalive.activate('test')\n"
+        "import botocore.session\n"
+        "from aws_keepalive import prepared\n"
+        "at_patch = 'pickle' in sys.modules\n"
+        "botocore.session.get_session().create_client('dynamodb', region_name='us-east-1')\n"
+        "print(json.dumps([at_patch, 'pickle' in sys.modules, bool(prepared._state)]))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script, str(site)], capture_output=True, text=True,
+                               timeout=120, env=dict(BASE_ENV, **ON))
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert json.loads(completed.stdout.splitlines()[-1]) == [False, True, True]
