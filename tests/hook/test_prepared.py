@@ -318,6 +318,27 @@ def test_other_botocore_is_left_alone(tmp_path):
     assert result["used"] is False and "prepared data: none for botocore at %s" % (other / "botocore") in stderr
 
 
+# Activates the layer from a site folder, imports botocore.session (the patch runs), then runs the
+# lines passed as the second argument and prints the JSON of ``out``.
+ACTIVATED = (
+    "import json, sys\n"
+    "sys.path.insert(0, sys.argv[1])\n"
+    "import aws_keepalive\n"
+    "aws_keepalive.activate('test')\n"
+    "import botocore.session\n"
+    "exec(sys.argv[2])\n"
+    "print(json.dumps(out))\n"
+)
+
+
+def activated(site, lines, env):
+    """Run ACTIVATED with ``lines``; returns its ``out``."""
+    completed = subprocess.run([sys.executable, "-c", ACTIVATED, str(site), lines], capture_output=True,
+                               text=True, timeout=120, env=dict(BASE_ENV, **env))
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.splitlines()[-1])
+
+
 def test_hook_flavor_imports_neither_prepared_nor_pickle(tmp_path):
     """Hook flavor (the package alone, no prepared.pickle, the function's own botocore): importing
     botocore.session with the layer on loads no aws_keepalive.prepared and no pickle, as stock."""
@@ -325,40 +346,19 @@ def test_hook_flavor_imports_neither_prepared_nor_pickle(tmp_path):
     site.mkdir()
     shutil.copytree(os.path.join(LAYER, "aws_keepalive"), site / "aws_keepalive",
                     ignore=shutil.ignore_patterns("__pycache__", "prepared.pickle"))
-    script = (
-        "import json, sys\n"
-        "sys.path.insert(0, sys.argv[1])\n"
-        "import aws_keepalive\n"
-        "aws_keepalive.activate('test')\n"
-        "import botocore.session\n"
-        "print(json.dumps([name for name in ('pickle', 'aws_keepalive.prepared', 'aws_keepalive.patch')"
-        " if name in sys.modules]))\n"
-    )
-    loaded = {}
-    for switch in ("0", "1"):
-        completed = subprocess.run([sys.executable, "-c", script, str(site)], capture_output=True,
-                                   text=True, timeout=120, env=dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=switch))
-        assert completed.returncode == 0, completed.stderr[-3000:]
-        loaded[switch] = json.loads(completed.stdout.splitlines()[-1])
-    assert loaded["0"] == []  # stock botocore.session imports no pickle (else this test proves nothing)
-    assert loaded["1"] == ["aws_keepalive.patch"]  # patched, and nothing more
+    lines = "out = [n for n in ('pickle', 'aws_keepalive.prepared', 'aws_keepalive.patch') if n in sys.modules]"
+    # Stock botocore.session imports no pickle (else this test would prove nothing).
+    assert activated(site, lines, {"AWS_PYTHON_KEEPALIVE": "0"}) == []
+    assert activated(site, lines, {"AWS_PYTHON_KEEPALIVE": "1"}) == ["aws_keepalive.patch"]
 
 
 def test_full_flavor_imports_pickle_at_first_use_not_at_patch(site):
     """With the index (full flavor): patching botocore imports prepared.py but not pickle; the first
     client reads the index (and imports pickle) and uses it."""
-    script = (
-        "import json, sys\n"
-        "sys.path.insert(0, sys.argv[1])\n"
-        "import aws_keepalive\n"
-        "aws_keepalive.activate('test')\n"
-        "import botocore.session\n"
+    lines = (
         "from aws_keepalive import prepared\n"
         "at_patch = 'pickle' in sys.modules\n"
         "botocore.session.get_session().create_client('dynamodb', region_name='us-east-1')\n"
-        "print(json.dumps([at_patch, 'pickle' in sys.modules, bool(prepared._state)]))\n"
+        "out = [at_patch, 'pickle' in sys.modules, bool(prepared._state)]\n"
     )
-    completed = subprocess.run([sys.executable, "-c", script, str(site)], capture_output=True, text=True,
-                               timeout=120, env=dict(BASE_ENV, **ON))
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    assert json.loads(completed.stdout.splitlines()[-1]) == [False, True, True]
+    assert activated(site, lines, ON) == [False, True, True]
