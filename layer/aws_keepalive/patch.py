@@ -66,8 +66,12 @@ def apply(settings):
         from . import trust  # only when asked for: it imports ssl
 
         steps.append(("trust store", trust.patch))
-    if settings.prepared:
-        from . import prepared  # only when asked for
+    if settings.prepared and os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                         "prepared.pickle")):
+        # Only when asked for and the build prepared an index beside this package (the full
+        # flavor): the hook flavor and the source tree have none, and prepared imports pickle,
+        # which a function using botocore without boto3 would not import itself.
+        from . import prepared
 
         steps.append(("data loader", prepared.patch))
     for name, step in steps:
