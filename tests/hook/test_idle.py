@@ -73,6 +73,38 @@ def test_lesson_expires_after_its_lifetime(monkeypatch):
     assert idle.reused_stale("h", 150.0) == pytest.approx(120.0)  # expired: not min(100, 150)
 
 
+def _replaced_in_a_row(host, idle_s):
+    """How many connections idle ``idle_s`` the host's lesson replaces before one is reused."""
+    for count in range(10 * idle.MAX_PROBE_AFTER):
+        if idle.replace_reason(_stamp_idle(idle_s), None, 300, host)[0] is None:
+            return count
+    raise AssertionError("never reused")
+
+
+def test_a_lesson_replaces_its_budget_then_lets_a_probe_through():
+    """A lesson replaces PROBE_AFTER connections, then reuses the next one (a probe); the probe's
+    success past the lapsed limit ends it: a one-off failure costs at most PROBE_AFTER handshakes."""
+    idle.reused_stale("h", 100.0)
+    assert _replaced_in_a_row("h", 120.0) == idle.PROBE_AFTER
+    assert idle.learned_limit_s("h") is None
+    idle.reused_ok("h", 120.0)
+    assert _replaced_in_a_row("h", 250.0) == 0
+
+
+def test_a_probe_that_meets_a_dead_flow_doubles_the_budget():
+    """A probe that fails confirms the lesson: it is taught again and lasts twice as many
+    replacements, up to MAX_PROBE_AFTER; a success past the limit brings the budget back down."""
+    idle.reused_stale("h", 100.0)
+    budgets = []
+    for _ in range(8):
+        budgets.append(_replaced_in_a_row("h", 120.0))
+        idle.reused_stale("h", 120.0)  # the probe met the dead flow
+    assert budgets == [min(idle.PROBE_AFTER * 2 ** n, idle.MAX_PROBE_AFTER) for n in range(8)]
+    idle.reused_ok("h", 120.0)  # the path held as long as the failing idle: the failure is history
+    idle.reused_stale("h", 100.0)
+    assert _replaced_in_a_row("h", 120.0) == idle.PROBE_AFTER
+
+
 def test_table_bounded_oldest_host_dropped():
     """More hosts than MAX_HOSTS: the table keeps MAX_HOSTS, dropping the host entered first."""
     for n in range(idle.MAX_HOSTS + 10):

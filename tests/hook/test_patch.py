@@ -582,6 +582,26 @@ def test_slow_server_leaves_reuse_as_stock(run_function, switch):
     assert stale_warnings(run) == [], run.stderr
 
 
+def test_one_off_reset_costs_a_bounded_number_of_handshakes(run_function):
+    """One reset on a reused connection after 0.3 s idle that says nothing about the path's idle
+    timeout (the server resets once), then 10 calls 0.5 s apart: the lesson (limit 0.8 x 0.3 s)
+    replaces at most idle.PROBE_AFTER connections, then one is reused as a probe, succeeds at an
+    idle past the failing one, and the lesson is gone: the last calls reuse as stock does (stock:
+    2 connections; before: a new connection for every call, for the lesson's hour)."""
+    from aws_keepalive import idle
+
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    with DynamoDBShapedServer(reset_once=True) as reset_server:
+        run = run_function(GAPS, env=env, event={"url": reset_server.url, "gaps": [0.3] + [0.5] * 10})
+        assert run.returncode == 0, run
+        connections = reset_server.connections
+    assert [retries for retries, _ in run.result] == [1] + [0] * 10, run.result
+    assert len(stale_warnings(run)) == 1, run.stderr
+    learned = [line for line in run.layer_lines if "new connection to" in line and "(learned idle)" in line]
+    assert len(learned) == idle.PROBE_AFTER, run.stderr
+    assert connections == 2 + idle.PROBE_AFTER, (connections, run.stderr)
+
+
 def test_fresh_connection_failure_is_not_a_stale_reuse(run_function):
     """A request that fails on a connection that was not reused (the server resets the first
     request of every connection too) is not counted or reported as a stale reuse."""
