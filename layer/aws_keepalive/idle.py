@@ -108,7 +108,7 @@ MAX_HOSTS = 1024
 #          its budget (PROBE_AFTER, doubled per confirmed lesson), the limit of a lesson that
 #          lapsed into a probe (s) or None]
 _hosts = {}
-_hosts_lock = threading.Lock()
+_hosts_lock = threading.RLock()
 
 
 def stamp():

@@ -229,7 +229,7 @@ def with_config_argument(args, kwargs, config_index, config):
 
 # Guards the per-pool count of connections taken out and not yet returned (several threads share
 # one client's pool).
-_checked_out_lock = threading.Lock()
+_checked_out_lock = threading.RLock()
 
 
 def _patch_connection_pool(settings, version, path):
