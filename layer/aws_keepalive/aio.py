@@ -150,6 +150,7 @@ def _warn_about_user_config(config):
             "AioConfig(http_session_cls=%s) is not covered by the layer: its connections get no "
             "keep-alive timers and no idle replacement (only aiobotocore's aiohttp session is)"
             % session_class.__name__,
+            open_set=True,
         )
     connector_args = getattr(config, "connector_args", None) or {}
     users = {
@@ -171,6 +172,7 @@ def _warn_about_user_config(config):
             "AioConfig(connector_args=%r) set by the function wins over the layer's connector "
             "settings; %s" % (users, note),
             connector_args=repr(users),
+            open_set=True,
         )
 
 

@@ -427,7 +427,7 @@ def stale_reuse(settings, host, port, idle_s, error, family, sock=None):
         )
         fields = dict(host=host, port=port, idle_s=round(idle_s, 3), error=kind,
                       learned_idle_s=None if learned_s is None else round(learned_s, 3))
-        if not diagnostics.report_once("stale reuse " + str(host), message, **fields):
+        if not diagnostics.report_once("stale reuse " + str(host), message, open_set=True, **fields):
             diagnostics.debug(message, **fields)  # the warning went out once; details each time
     except Exception as failure:
         diagnostics.report_once("stale reuse", "stale reuse bookkeeping failed: %r" % (failure,))
