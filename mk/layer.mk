@@ -15,22 +15,32 @@ LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call need_python,$(p)))
 SAM_RUNTIME_MINOR := 3.13
 SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
 
+# The SDKs whose default CA bundle (botocore's cacert.pem) the layer serves as a hashed directory
+# (tools/ca_dir.py, layer/aws_keepalive/trust.py): the full layer its own pinned SDK's (the one its
+# functions run with; ~0.2 MB each, and its zip is near the size budget), the hook flavor also the
+# runtimes' bundled ones (lab/runtime-sdk).
+CA_SDKS := layer/requirements.txt $(sort $(wildcard lab/runtime-sdk/*.txt))
+FLAVOR_CA_SDKS = $(if $(filter hook,$(FLAVOR)),$(CA_SDKS),layer/requirements.txt)
+
 # make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
-# sha256 and sizes.
+# sha256 and sizes. tools/ca_dir.py needs the openssl command (Debian's openssl; apt only when missing).
 .PHONY: layer
 layer: | $(UV)
+	@command -v openssl >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
 	$(TOOL_PYTHON) tools/build_layer.py --flavor $(FLAVOR) --uv $(UV) --requirements layer/requirements.txt \
 	  --hook layer --work $(BUILD_DIR)/$(basename $(notdir $(FLAVOR_ZIP))) --out $(FLAVOR_ZIP) --services "$(SERVICES)" \
-	  $(addprefix --python ,$(LAYER_PYTHONS))
+	  $(addprefix --python ,$(LAYER_PYTHONS)) $(addprefix --ca-sdk ,$(FLAVOR_CA_SDKS))
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
 $(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
   tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py \
-  tools/prepare_data.py
+  tools/prepare_data.py tools/ca_dir.py
 	$(MAKE) --no-print-directory layer FLAVOR=full
 $(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
-  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py tools/prepare_data.py
+  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py tools/prepare_data.py \
+  tools/ca_dir.py $(CA_SDKS)
 	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
 # sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.

@@ -15,10 +15,16 @@ Steps, each a function below:
    ``opentelemetry_pre_instrument`` entry point lookup, find the hook on /opt/python;
 3. prune what a function never needs (installer caches, console scripts, test folders) and, for a
    trimmed build, the botocore/boto3 service models not asked for and their endpoints.json entries;
-4. (full flavor) prepare what the SDK would list and parse at client creation
+4. write a hashed CA directory (tools/ca_dir.py) for each CA bundle the layer knows, into
+   ``aws_keepalive/ca/<sha256 of the bundle>/``: the default bundle of every SDK named by
+   ``--ca-sdk`` (a hash-pinned lock: the layer's own SDK, the runtimes' bundled SDKs), i.e. the
+   cacert.pem botocore verifies with when the function names none (certifi's when the lock has
+   certifi), taken from the installed wheels; trust.py recognises the bundle by content and lets
+   OpenSSL read only the certificates a handshake needs (docs/trust.md);
+5. (full flavor) prepare what the SDK would list and parse at client creation
    (tools/prepare_data.py: the data folders' index, the top-level data files pre-parsed), and
    compile bytecode with every supported CPython found on this machine;
-5. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
+6. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
    and sizes.
 
 Why the bytecode matters: ``/opt`` is read-only on Lambda, so without shipped ``.pyc`` every cold
@@ -47,6 +53,7 @@ import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import build_wheel  # noqa: E402  (a sibling module: tools/ is not a package)
+import ca_dir  # noqa: E402
 import prepare_data  # noqa: E402
 import repro_zip  # noqa: E402
 
@@ -66,7 +73,7 @@ PRUNED_ROOT_DIRS = {"bin"}
 DIR_MODE = 0o040755
 
 
-def install_dependencies(uv, requirements, target, python):
+def install_dependencies(uv, requirements, target, python, link_mode="copy"):
     """Install the locked wheels into ``target`` (no resolution, no sdists, no bytecode)."""
     subprocess.run(
         [
@@ -74,11 +81,34 @@ def install_dependencies(uv, requirements, target, python):
             "--target", target,
             "--python", python,
             "--require-hashes", "--no-deps", "--only-binary", ":all:",
-            "--link-mode", "copy",
+            "--link-mode", link_mode,
             "-r", requirements,
         ],
         check=True,
     )
+
+
+def default_bundle(site):
+    """The CA bundle botocore installed in ``site`` verifies with when the function names none
+    (botocore.httpsession.get_cert_path(True)): certifi's when certifi is there, else its own."""
+    for candidate in (os.path.join(site, "certifi", "cacert.pem"), os.path.join(site, "botocore", "cacert.pem")):
+        if os.path.isfile(candidate):
+            return candidate
+    raise SystemExit("build_layer: no botocore (or certifi) CA bundle under %s" % site)
+
+
+def write_ca_dirs(uv, sdk_locks, target, work, python):
+    """Step 4: one hashed CA directory per distinct default bundle of the SDK locks; returns the
+    bundles' sha256 names, sorted."""
+    root = os.path.join(target, "aws_keepalive", "ca")
+    names = set()
+    for index, lock in enumerate(sdk_locks):
+        site = os.path.join(work, "ca-sdk", str(index))
+        # Only one file is read from it: link from uv's cache rather than copy.
+        install_dependencies(uv, lock, site, python, link_mode="hardlink")
+        names.add(os.path.basename(ca_dir.build(default_bundle(site), root)))
+    shutil.rmtree(os.path.join(work, "ca-sdk"), ignore_errors=True)
+    return sorted(names)
 
 
 def copy_hook(hook_dir, target):
@@ -242,7 +272,7 @@ def megabytes(size):
 FLAVORS = ("full", "hook")
 
 
-def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor="full"):
+def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor="full", ca_sdks=()):
     """Run every step; returns a dict describing the result (also printed by main)."""
     if flavor not in FLAVORS:
         raise SystemExit("build_layer: unknown flavor %r (one of: %s)" % (flavor, ", ".join(FLAVORS)))
@@ -258,6 +288,7 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     prune(target)
     if services:
         trim_services(target, services)
+    ca_bundles = write_ca_dirs(uv, ca_sdks, target, work, pythons[0] if pythons else sys.executable) if ca_sdks else []
     if flavor == "full":
         # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
         # client creation (tools/prepare_data.py; read by aws_keepalive/prepared.py).
@@ -274,6 +305,7 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
         "bytecode": versions,
         "services": sorted(services) if services else None,
         "flavor": flavor,
+        "ca_bundles": ca_bundles,
     }
 
 
@@ -287,18 +319,24 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="zip to write")
     parser.add_argument("--python", action="append", default=[], help="interpreter to compile bytecode with")
     parser.add_argument("--services", default="", help="comma-separated botocore services to keep (default: all)")
+    parser.add_argument("--ca-sdk", action="append", default=[],
+                        help="hash-pinned SDK lock whose default CA bundle gets a hashed directory (repeatable)")
     args = parser.parse_args(argv)
     if not args.python:
         parser.error("at least one --python is needed (bytecode is what makes the layer start fast)")
     if args.flavor == "full" and not (args.uv and args.requirements):
         parser.error("the full flavor needs --uv and --requirements")
+    if args.ca_sdk and not args.uv:
+        parser.error("--ca-sdk needs --uv")
     services = [name.strip() for name in args.services.split(",") if name.strip()]
-    result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services, args.flavor)
+    result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services, args.flavor,
+                   args.ca_sdk)
     print("layer:    %s" % result["zip"])
     print("sha256:   %s" % result["sha256"])
     print("zipped:   %s" % megabytes(result["zipped"]))
     print("unzipped: %s in %d files" % (megabytes(result["unzipped"]), result["files"]))
     print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
+    print("ca_dirs:  %s" % (", ".join(name[:12] for name in result["ca_bundles"]) or "none"))
     if args.flavor == "hook":
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:

@@ -185,9 +185,18 @@ def view_connect(data):
          "%.0f ms" % by[mb, "stock"]["bundle_ms"],
          "%.0f / %.0f ms" % (by[mb, "stock"]["more_clients_ms"], by[mb, "layer"]["more_clients_ms"]))
         for mb in sizes])
+    runs = {len(by[mb, "floor"]["first_connection_all_ms"]) for mb in sizes}
+    third = table(("memory MB", "one-cert floor", "stock", "layer, bundle it does not know",
+                   "layer, known bundle (hashed directory)", "stock / floor", "layer / floor", "known / floor"), [
+        (mb, *("%.1f ms" % by[mb, config]["first_connection_ms"]
+               for config in ("floor", "stock", "layer", "layer-dir")),
+         *("%.2f" % by[mb, config]["first_x_floor"] for config in ("stock", "layer", "layer-dir")))
+        for mb in sizes])
     return ("Median new connection of %d certificates' bundle:\n\n" % connect["certificates"] + first +
             "\n\nWhere a process's first call goes (one process per row, stock's import and client):\n\n" +
-            second)
+            second + "\n\nThe first HTTPS connection of a fresh process (from the send's certificate setup to "
+            "the TLS verdict; median of %s processes per cell):\n\n" % "/".join(str(n) for n in sorted(runs)) +
+            third)
 
 
 def view_reuse(data):

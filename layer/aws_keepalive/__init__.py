@@ -7,11 +7,12 @@ The pipeline, one module per step:
                                aio.py: the same for aiobotocore's aiohttp connector;
                                idle.py: when a pooled connection is stale, for every client family;
                                snapstart.py: after a SnapStart restore, no pre-snapshot connection;
-                               trust.py: a CA bundle loaded once per process and TLS settings,
-                               not once per connection;
+                               trust.py: the CA bundle not parsed per connection (a known
+                               bundle read from its hashed directory, any other once per client);
                                prepared.py: client creation answers botocore's service listings
                                and endpoints.json from data the layer build prepared (full flavor);
-                               children.py: the same in every process multiprocessing starts)
+                               children.py: the same in every process multiprocessing starts;
+                               wrap.py: the one way every patch replaces a function)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr;
                                  metrics.py: CloudWatch EMF records on stdout, when switched on)
 

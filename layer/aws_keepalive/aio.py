@@ -56,6 +56,7 @@ import select
 import time
 
 from aws_keepalive import diagnostics, idle, metrics, patch
+from aws_keepalive.wrap import wrap
 
 # During one AIOHTTPSession.send: a list of (host, port, idle_s, socket) for each pooled connection the
 # connector handed out, and None for each new connection (see 5. above).
@@ -134,7 +135,7 @@ def _patch_create_client(settings):
 
         return _create_client
 
-    patch._wrap(AioSession, "_create_client", make_wrapper)
+    wrap(AioSession, "_create_client", make_wrapper)
 
 
 def _warn_about_user_config(config):
@@ -211,7 +212,7 @@ def _patch_http_session(settings):
 
         return _get_session
 
-    patch._wrap(AIOHTTPSession, "_get_session", make_wrapper)
+    wrap(AIOHTTPSession, "_get_session", make_wrapper)
     idle.learn = settings.learn
 
     def make_send(original):
@@ -236,7 +237,7 @@ def _patch_http_session(settings):
 
         return send
 
-    patch._wrap(AIOHTTPSession, "send", make_send)
+    wrap(AIOHTTPSession, "send", make_send)
 
 
 class _RetriedByAiohttp(Exception):

@@ -181,14 +181,14 @@ def _hook_runtime():
     module = sys.modules.get("awslambdaric.lambda_runtime_client")
     if module is None:
         return False
-    from aws_keepalive import patch
+    from aws_keepalive.wrap import wrap
 
     # awslambdaric 4.x defines it on BaseLambdaRuntimeClient (shared by the multi-concurrent
     # client of Managed Instances), 2.x and 3.x on LambdaRuntimeClient.
     for name in ("BaseLambdaRuntimeClient", "LambdaRuntimeClient"):
         owner = getattr(module, name, None)
         if owner is not None and "wait_next_invocation" in vars(owner):
-            patch._wrap(owner, "wait_next_invocation", _make_wait_next_invocation)
+            wrap(owner, "wait_next_invocation", _make_wait_next_invocation)
             _runtime_hooked = True
             return True
     return False

@@ -46,11 +46,7 @@ import threading
 import time
 
 from aws_keepalive import diagnostics, idle, metrics
-
-# The attribute by which a patched function points at the function it wraps.  Its presence makes
-# every patch idempotent: the .pth file and usercustomize.py may both activate the layer.
-WRAPPED = "__aws_keepalive_wrapped__"
-
+from aws_keepalive.wrap import wrap as _wrap
 
 def apply(settings):
     """Apply every patch that ``settings`` asks for to the botocore that was just imported."""
@@ -67,11 +63,11 @@ def apply(settings):
     idle.learn = settings.learn
     steps.append(("connection pool", _patch_connection_pool))
     if settings.trust_once:
-        from . import trust  # imports patch._wrap: imported here, not at the top
+        from . import trust  # only when asked for: it imports ssl
 
         steps.append(("trust store", trust.patch))
     if settings.prepared:
-        from . import prepared  # imports patch._wrap: imported here, not at the top
+        from . import prepared  # only when asked for
 
         steps.append(("data loader", prepared.patch))
     for name, step in steps:
@@ -84,16 +80,6 @@ def apply(settings):
                 % (name, version, path, error),
             )
     diagnostics.debug("patched botocore %s at %s" % (version, path), botocore_version=version)
-
-
-def _wrap(owner, name, make_wrapper):
-    """Replace ``owner.name`` by ``make_wrapper(original)`` unless it is already ours."""
-    original = getattr(owner, name)
-    if getattr(original, WRAPPED, None) is not None:
-        return
-    wrapper = functools.wraps(original)(make_wrapper(original))
-    setattr(wrapper, WRAPPED, original)
-    setattr(owner, name, wrapper)
 
 
 # --- 1. socket options ------------------------------------------------------------------------

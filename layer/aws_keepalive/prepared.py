@@ -64,7 +64,7 @@ import pickle
 import sys
 
 from . import diagnostics
-from .patch import _wrap
+from .wrap import wrap as _wrap
 
 # Written by tools/prepare_data.py at layer build time.
 INDEX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepared.pickle")

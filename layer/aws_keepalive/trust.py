@@ -1,74 +1,96 @@
-"""Load a CA bundle into an SSLContext once, instead of once per new HTTPS connection, and once
-per process for clients that would verify exactly alike.
+"""Verify each new HTTPS connection against exactly the CAs stock botocore uses, without parsing
+the whole CA bundle for every connection.
 
-Stock botocore hands urllib3 both an SSLContext (one per URLLib3Session, i.e. per client and per
-proxy manager) and ``ca_certs=<bundle path>``; urllib3's ``ssl_wrap_socket`` then calls
-``context.load_verify_locations(ca_certs)`` for every new connection, re-parsing the whole
-bundle (~126 certificates for botocore's cacert.pem) into a store that already holds them.
+What stock does. botocore makes one SSLContext per client (``URLLib3Session._get_ssl_context``;
+one more per proxy manager) and, before every send, sets ``cert_reqs='CERT_REQUIRED'`` and
+``ca_certs=<bundle path>`` on the urllib3 pool (``_setup_ssl_cert``). urllib3 then calls
+``context.load_verify_locations(ca_certs)`` for every new connection, re-parsing the whole bundle
+(botocore's cacert.pem: 126 certificates, ~0.3 s at 128 MB) into a store that already holds it;
+for TLS to an ``https://`` proxy without ``proxy_ca_bundle`` it builds a fresh context per
+connection and loads the same ``ca_certs`` into it.
 
-Per connection -> once per context: ``URLLib3Session._setup_ssl_cert`` sets ``pool.cert_reqs`` /
-``pool.ca_certs`` before each send. After it runs we load that bundle into the pool's SSLContext
-once and clear ``pool.ca_certs``; urllib3 then skips the load (it only loads when a path is given)
-and verifies with the context's store, which holds exactly the bundle's CAs. ``cert_reqs`` stays
-CERT_REQUIRED and hostname checking is untouched. Everything else stays stock: ``verify=False``
-(no bundle), a directory (urllib3 would pass it as ``cafile`` and fail as before), a context
-already loaded with another bundle, a pool without its own context.
+What this module changes, after botocore's ``_setup_ssl_cert`` and only for a pool that verifies
+(``CERT_REQUIRED``) against a bundle *file*, nothing else (``verify=False``, a directory, a
+missing file: stock):
 
-Once per context -> once per process: a function that creates three clients (or one client per
-invocation) would still parse the bundle once per client: at 128 MB that is ~0.3 s each. So when
-botocore builds a client's pool-manager arguments (``_get_pool_manager_kwargs``, for its own
-manager and for each proxy manager's destination pools), a client whose TLS settings are exactly
-those of an earlier one gets the earlier one's context (loaded by whichever connects first).
-"Exactly": the same bundle path naming the same unchanged file (device, inode, size, mtime), the
-same client certificate and key (``client_cert``; urllib3 loads them into the context per
-connection), the context's settings (class, protocol, options, verify flags, TLS versions: a
-``create_urllib3_context`` patched to make some clients' contexts stricter keeps them apart), a
-real ``ssl.SSLContext`` (a test's mock is never shared) made by botocore's own
-``_get_ssl_context`` (a subclass that customises its context keeps it), and verification on.
-Why that is safe: botocore's contexts carry nothing else per client --
-``create_urllib3_context()`` has no arguments, and the only per-connection changes urllib3 makes
-(verify_mode, check_hostname, the client certificate, ALPN) come from pool arguments that are the
-same for every client with the same key. Not shared: the proxy's own context (``proxy_ca_bundle``,
-``proxy_client_cert``: botocore builds and loads it itself, once per proxy manager), clients with
-``verify=False`` and clients with another bundle or certificate. What it would break: code that
-reaches into a client's private pool manager and changes its context (e.g. loads one more CA)
-would change it for every client sharing it; ``AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0`` turns all of
-this module off. A bundle changed on disk is a new key: clients created afterwards read the new
-file; existing clients keep what they loaded (stock would add the new file's CAs to the old ones).
+1. A bundle the layer knows (the SDK's default bundle, recognised by the sha256 of its bytes,
+   computed once per path and file identity): the pool gets ``ca_cert_dir=<a hashed directory
+   built from exactly that bundle at layer build time>`` (tools/ca_dir.py; ``ca/<sha256>/`` next to
+   this file) and ``ca_certs=None``. urllib3 hands the directory to ``load_verify_locations`` for
+   every connection, as it did the file, wherever it used ``ca_certs``: the pool's context (1.26
+   ``HTTPSConnection.connect``, 2.x ``_ssl_wrap_socket_and_match_hostname``) and the context it
+   builds for TLS to an https proxy (1.26 ``_connect_tls_proxy`` / ``create_proxy_ssl_context``,
+   2.x ``_connect_tls_proxy``), and a directory, like a file, keeps urllib3 from falling back to
+   ``load_default_certs``. But adding a directory costs nothing (OpenSSL keeps one entry per
+   directory) and a handshake reads only the certificates its chain needs, by subject-name hash:
+   the first connection of a process costs what it costs with a one-certificate bundle. The
+   trusted set is the bundle's: the directory holds every certificate of it and nothing else.
+2. Any other bundle (``verify=<path>``, ``AWS_CA_BUNDLE``, a profile's ``ca_bundle``, a
+   ``certifi`` the function bundles): loaded into the pool's own SSLContext once per context and
+   file identity, and ``ca_certs`` cleared, so urllib3 skips the per-connection load and verifies
+   with the context's store, which holds exactly the bundle's CAs -- except for a pool whose TLS to
+   an ``https://`` proxy takes its CAs from ``ca_certs`` (no ``proxy_ca_bundle``): cleared, urllib3
+   would verify the proxy against the system's default CAs, so such a pool keeps stock's
+   per-connection load.
+
+Why nothing is shared between clients (it was, once per process, until issue 21): urllib3 writes
+``verify_mode`` and ``check_hostname`` into a pool's context at every connect, and the context
+carries per-client settings (``keylog_filename`` from ``SSLKEYLOGFILE`` at client creation,
+ciphers, a patched ``create_urllib3_context``'s choices). One client's ``CERT_NONE`` pool (an
+``http://`` endpoint behind an ``https://`` proxy) sharing a context with an ordinary client let
+the ordinary client complete handshakes with servers its bundle does not trust. So each client
+keeps the context botocore made for it, exactly stock's granularity, and the known-bundle
+directory makes a per-client context as cheap as a shared one was; an unknown bundle costs one
+parse per client (stock: one per connection).
+
+A bundle file rewritten while a client lives: the file is stat'ed again at the first send a second
+or more after the last look (per pool); a new identity is recognised (or loaded) afresh, added to
+what the context already trusts -- as stock's next connection would add the new file's CAs to its
+context's store. Within that second a new connection may still verify against the file as it was:
+a subset of what stock trusts then (stock keeps the old CAs too), never more. What the layer remembers
+per bundle path is bounded (``_MAX_PATHS``); no lock, so nothing to reset after fork.
+``AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0`` switches this module off.
 """
 
+import hashlib
 import os
 import ssl
-import threading
+import stat
+import time
 
-from . import diagnostics
-from .patch import _wrap
+from aws_keepalive import diagnostics
+from aws_keepalive.wrap import wrap
 
-# The bundle path loaded into a context, kept on the context itself (ssl.SSLContext has a __dict__).
+# The hashed CA directories the layer's build wrote, one per known bundle, named by its sha256.
+CA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca")
+# On a context: (bundle path, file identity) last loaded into it (ssl.SSLContext has a __dict__).
 LOADED = "_aws_keepalive_ca_certs"
+# On a pool: the directory this module set as its ca_cert_dir.
+DIRECTORY = "_aws_keepalive_ca_cert_dir"
+# On a pool: (bundle path, when it was last stat'ed, its identity then); stat'ed again after RECHECK_S.
+CHECKED = "_aws_keepalive_ca_checked"
+RECHECK_S = 1.0
 
-# (bundle path, its file identity, cert_file, key_file, the context's settings) -> the SSLContext
-# loaded with that bundle.
-_shared = {}
-_shared_lock = threading.Lock()
+# bundle path -> (file identity, its known directory or None). A process names few bundle paths;
+# past _MAX_PATHS (a process writing a bundle per client under new names) it starts over.
+_known = {}
+_MAX_PATHS = 32
 
 
 def patch(settings, version, path):
-    """Wrap botocore's per-send certificate setup and its pool-manager arguments (patch.apply
-    reports a failure once)."""
+    """Wrap botocore's per-send certificate setup (patch.apply reports a failure once)."""
     from botocore.httpsession import URLLib3Session
 
-    _wrap(URLLib3Session, "_setup_ssl_cert", _make_setup_ssl_cert)
-    if hasattr(URLLib3Session, "_get_pool_manager_kwargs"):
-        _wrap(URLLib3Session, "_get_pool_manager_kwargs", _make_get_pool_manager_kwargs)
+    wrap(URLLib3Session, "_setup_ssl_cert", _make_setup_ssl_cert)
 
 
 def _make_setup_ssl_cert(original):
     def _setup_ssl_cert(self, conn, url, verify):
         original(self, conn, url, verify)
         try:
-            load_once(conn)
+            apply(conn)
         except Exception as error:
+            original(self, conn, url, verify)  # botocore's settings again, as if never touched
             diagnostics.report_once(
                 "trust once load",
                 "could not load the CA bundle once: %r; urllib3 loads it per connection" % (error,),
@@ -77,64 +99,85 @@ def _make_setup_ssl_cert(original):
     return _setup_ssl_cert
 
 
-def _make_get_pool_manager_kwargs(original):
-    def _get_pool_manager_kwargs(self, **extra_kwargs):
-        kwargs = original(self, **extra_kwargs)
-        try:
-            context = shared_context(self, kwargs)
-            if context is not None:
-                kwargs["ssl_context"] = context
-        except Exception as error:
-            diagnostics.report_once(
-                "trust once share",
-                "could not share a loaded CA bundle between clients: %r; "
-                "each client loads its own" % (error,),
-            )
-        return kwargs
-
-    return _get_pool_manager_kwargs
-
-
-def shared_context(session, kwargs):
-    """The process's context for this client's TLS settings, or None when the client keeps its
-    own (see the module docstring)."""
-    from botocore.httpsession import URLLib3Session, get_cert_path
-
-    context = kwargs.get("ssl_context")
-    verify = getattr(session, "_verify", None)
-    if not isinstance(context, ssl.SSLContext) or not verify:
-        return None
-    if type(session)._get_ssl_context is not URLLib3Session.__dict__["_get_ssl_context"]:
-        return None
-    bundle = get_cert_path(verify)
-    if not isinstance(bundle, str) or not os.path.isfile(bundle):
-        return None
-    stat = os.stat(bundle)
-    key = (bundle, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns,
-           kwargs.get("cert_file"), kwargs.get("key_file"),
-           type(context), context.protocol, int(context.options), int(context.verify_flags),
-           context.minimum_version, context.maximum_version)
-    with _shared_lock:
-        # The first client's own context; load_once() loads the bundle into it at the first HTTPS
-        # send of any client sharing it (a client that never connects costs no load).
-        return _shared.setdefault(key, context)
-
-
-def load_once(pool):
-    """Move ``pool.ca_certs`` into the pool's SSLContext (once per context) and clear it."""
+def apply(pool):
+    """After botocore set ``pool.cert_reqs`` / ``pool.ca_certs``: give the pool the bundle's hashed
+    directory, or load the bundle into its context once, or leave it (see the module docstring)."""
     ca_certs = getattr(pool, "ca_certs", None)
-    if not ca_certs or getattr(pool, "cert_reqs", None) != "CERT_REQUIRED":
+    identity = None
+    if getattr(pool, "cert_reqs", None) == "CERT_REQUIRED" and isinstance(ca_certs, str) and ca_certs:
+        # One stat per pool and second, not per send (a stat is a few µs, a send's whole overhead
+        # here well under one).
+        now = time.monotonic()
+        checked = getattr(pool, CHECKED, None)
+        if checked is not None and checked[0] == ca_certs and 0 <= now - checked[1] < RECHECK_S:
+            identity = checked[2]
+        else:
+            identity = file_identity(ca_certs)
+            setattr(pool, CHECKED, (ca_certs, now, identity))
+    directory = known_directory(ca_certs, identity) if identity is not None else None
+    ours = getattr(pool, DIRECTORY, None)
+    if directory is not None:
+        # The directory before clearing the file: a connection another thread opens in between
+        # sees one or both, never neither.
+        pool.ca_cert_dir = directory
+        setattr(pool, DIRECTORY, directory)
+        pool.ca_certs = None
         return
+    if ours is not None:
+        # An earlier send set it; this one is not for a known bundle (stock has no directory).
+        if getattr(pool, "ca_cert_dir", None) == ours:
+            pool.ca_cert_dir = None
+        setattr(pool, DIRECTORY, None)
+    if identity is not None:
+        load_once(pool, ca_certs, identity)
+
+
+def file_identity(path):
+    """(device, inode, size, mtime) of a regular file, or None (a directory, a missing file:
+    urllib3 gets it as stock does and fails or not as stock does)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def known_directory(path, identity):
+    """The hashed directory shipped for the bundle at ``path`` (as it is at ``identity``), or None."""
+    cached = _known.get(path)
+    if cached is not None and cached[0] == identity:
+        return cached[1]
+    directory = None
+    if os.path.isdir(CA_ROOT):
+        with open(path, "rb") as bundle:
+            digest = hashlib.sha256(bundle.read()).hexdigest()
+        candidate = os.path.join(CA_ROOT, digest)
+        if os.path.isdir(candidate):
+            directory = candidate
+    if len(_known) >= _MAX_PATHS:
+        _known.clear()
+    _known[path] = (identity, directory)
+    return directory
+
+
+def load_once(pool, ca_certs, identity):
+    """Load ``ca_certs`` into the pool's own SSLContext (once per context and file identity) and
+    clear ``pool.ca_certs``; a pool whose https proxy is verified with ``ca_certs`` stays stock."""
     context = getattr(pool, "conn_kw", {}).get("ssl_context")
-    if context is None:
+    if not isinstance(context, ssl.SSLContext) or proxy_verified_with_ca_certs(pool):
         return
-    loaded = getattr(context, LOADED, None)
-    if loaded is None:
-        # Checked once per context, not per send: a send that opens no connection pays no stat.
-        if not os.path.isfile(ca_certs):
-            return
+    if getattr(context, LOADED, None) != (ca_certs, identity):
         context.load_verify_locations(cafile=ca_certs)
-        setattr(context, LOADED, ca_certs)
-    elif loaded != ca_certs:
-        return
+        setattr(context, LOADED, (ca_certs, identity))
     pool.ca_certs = None
+
+
+def proxy_verified_with_ca_certs(pool):
+    """True when urllib3 verifies the pool's TLS to an ``https://`` proxy with ``pool.ca_certs``
+    (no proxy SSLContext: botocore makes one only for ``proxy_ca_bundle`` / ``proxy_client_cert``)."""
+    proxy = getattr(pool, "proxy", None)
+    if proxy is None or getattr(proxy, "scheme", None) != "https":
+        return False
+    return getattr(getattr(pool, "proxy_config", None), "ssl_context", None) is None

@@ -358,3 +358,77 @@ def test_hook_flavor_patches_the_runtime_kind_botocore(hook_layer, tmp_path, min
     assert "patched botocore %s at %s" % (on["version"], os.path.join(site_packages, "botocore")) in on_stderr
     assert "shadows" not in on_stderr
     assert off["options"][0] == 0 and "aws-keepalive" not in off_stderr
+
+
+KNOWN_BUNDLE_PROBE = r'''
+import os
+import ssl
+
+loaded = []
+original = ssl.SSLContext.load_verify_locations
+
+
+def counting(self, cafile=None, capath=None, cadata=None):
+    loaded.append([cafile, capath])
+    return original(self, cafile, capath, cadata)
+
+
+ssl.SSLContext.load_verify_locations = counting
+import boto3, botocore
+from botocore.config import Config
+from botocore.httpsession import get_cert_path
+
+
+def handler(event, context):
+    client = boto3.client("dynamodb", endpoint_url=os.environ["URL"], region_name="us-east-1",
+                          config=Config(retries={"max_attempts": 1}))
+    try:
+        client.list_tables()
+        outcome = "accepted"
+    except botocore.exceptions.SSLError as error:
+        outcome = "refused" if "CERTIFICATE_VERIFY_FAILED" in str(error) else repr(error)
+    return {"outcome": outcome, "loaded": loaded, "bundle": get_cert_path(True), "version": botocore.__version__}
+'''
+
+
+@pytest.mark.parametrize("flavor", ["full", "hook"])
+def test_default_bundle_served_from_its_hashed_directory(layer, hook_layer, tmp_path, flavor):
+    """Each flavor ships a hashed directory for the default CA bundle of the SDK it runs with (the
+    full layer's own botocore; the hook flavor on the runtime-kind botocore), holding every
+    certificate of it: with verify on and no bundle named, a new connection loads that directory,
+    never the file, and a server whose CA is not in the bundle is still refused; with
+    AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0 the file is loaded, as stock."""
+    import ssl
+
+    import trustme
+
+    import ca_dir
+
+    sys.path.insert(0, os.path.join(REPO, "tests", "hook"))
+    from ddb_server import DynamoDBShapedServer
+
+    opt = extract((layer if flavor == "full" else hook_layer)[0], str(tmp_path / "opt"))
+    minor = "3.12"
+    python = str(runtime_prefix.ensure(minor)) if flavor == "hook" else sys.executable
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "probe_bundle.py").write_text(KNOWN_BUNDLE_PROBE)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    trustme.CA().issue_cert("localhost").configure_cert(context)
+    results = {}
+    with DynamoDBShapedServer(tls_context=context) as server:
+        for trust_once in ("1", "0"):
+            completed = subprocess.run(
+                [python, STANDIN, "--opt", opt, "--task", str(task), "--handler", "probe_bundle.handler"],
+                capture_output=True, text=True,
+                env=env(AWS_PYTHON_KEEPALIVE="1", AWS_PYTHON_KEEPALIVE_TRUST_ONCE=trust_once, URL=server.url))
+            assert completed.returncode == 0, completed.stderr
+            results[trust_once] = json.loads(completed.stdout.splitlines()[-1])
+    on, off = results["1"], results["0"]
+    with open(on["bundle"], "rb") as handle:
+        directory = os.path.join(opt, "python", "aws_keepalive", "ca", ca_dir.bundle_digest(handle.read()))
+    assert os.path.isdir(directory), (on["version"], on["bundle"])
+    assert ca_dir.unreachable(on["bundle"], directory) == []
+    assert on["outcome"] == off["outcome"] == "refused", results
+    assert on["loaded"] and on["loaded"] == [[None, directory]] * len(on["loaded"]), on
+    assert off["loaded"] and off["loaded"] == [[off["bundle"], None]] * len(off["loaded"]), off

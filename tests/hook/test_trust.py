@@ -1,8 +1,16 @@
-"""trust.py: each client's CA bundle is loaded once, and verification stays exactly as strict,
+"""trust.py: each client verifies against exactly the CAs stock botocore uses -- under threads,
+through every kind of proxy, with its own TLS settings -- while its CA bundle is parsed once per
+client (an unknown bundle) or not at all (a known bundle, served from its hashed directory);
 checked with real botocore clients against real TLS servers on loopback."""
 
+import os
+import shutil
 import ssl
+import sys
+import threading
+import time
 
+import botocore.httpsession
 import botocore.session
 import pytest
 import trustme
@@ -10,33 +18,49 @@ from botocore.config import Config
 from botocore.exceptions import ConnectionClosedError, ProxyConnectionError, SSLError
 from botocore.httpsession import URLLib3Session
 import test_matrix
-from conftest import ON
+from conftest import ON, REPO
 from ddb_server import DynamoDBShapedServer
 
-from aws_keepalive import patch, settings, trust
+from aws_keepalive import settings, trust, wrap
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import ca_dir  # noqa: E402  (tools/ is not a package)
 
 
 @pytest.fixture
 def trust_once():
-    """The layer's trust patch on this process's botocore, removed after the test (with the
-    process's shared contexts, so no test sees another's)."""
-    trust._shared.clear()
+    """The layer's trust patch on this process's botocore, removed after the test (with what it
+    remembered about bundle files, so no test sees another's)."""
+    trust._known.clear()
     trust.patch(settings.Settings(), None, None)
     yield
-    for name in ("_setup_ssl_cert", "_get_pool_manager_kwargs"):
-        setattr(URLLib3Session, name, getattr(getattr(URLLib3Session, name), patch.WRAPPED))
-    trust._shared.clear()
+    URLLib3Session._setup_ssl_cert = getattr(URLLib3Session._setup_ssl_cert, wrap.WRAPPED)
+    trust._known.clear()
+
+
+@pytest.fixture
+def known(tmp_path, monkeypatch):
+    """known(bundle): make ``bundle`` one the layer knows, as its build does for the SDK's default
+    bundle: a hashed directory written by tools/ca_dir.py under a CA root trust.py reads."""
+    root = tmp_path / "ca-root"
+
+    def make_known(bundle):
+        monkeypatch.setattr(trust, "CA_ROOT", str(root))
+        return ca_dir.build(bundle, str(root))
+
+    return make_known
 
 
 @pytest.fixture
 def loads(monkeypatch):
-    """The bundle paths passed to the real SSLContext.load_verify_locations, in order."""
+    """The bundle paths passed to the real SSLContext.load_verify_locations, in order (a
+    directory as ("capath", path))."""
     seen = []
     original = ssl.SSLContext.load_verify_locations
 
-    def counting(self, cafile=None, *args, **kwargs):
-        seen.append(cafile)
-        return original(self, cafile, *args, **kwargs)
+    def counting(self, cafile=None, capath=None, *args, **kwargs):
+        seen.append(cafile if capath is None else ("capath", capath))
+        return original(self, cafile, capath, *args, **kwargs)
 
     monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
     return seen
@@ -196,14 +220,55 @@ def test_bundled_botocore_loads_bundle_once(version, run_function, tls_server, t
     assert not [line for line in run.layer_lines if "trust" in line], run.stderr
 
 
-class ConnectProxy:
-    """An HTTP CONNECT proxy on loopback that tunnels to 127.0.0.1:<the requested port>. With
-    ``tmp_path``: an HTTPS proxy (TLS to the proxy, a certificate for localhost from its own CA,
-    ``ca_bundle``), the client speaking TLS to the destination inside TLS to it."""
+KNOWN_LOADS = """
+    import os
+    import ssl
+
+    import botocore.session
+
+    loaded = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def counting(self, cafile=None, capath=None, cadata=None):
+        loaded.append([cafile, capath])
+        return original(self, cafile, capath, cadata)
+
+    ssl.SSLContext.load_verify_locations = counting
+
+    def handler(event, context):
+        ddb = botocore.session.get_session().create_client(
+            "dynamodb", region_name="us-east-1", endpoint_url=os.environ["URL"])
+        for _ in range(3):
+            ddb.list_tables()
+            ddb._endpoint.http_session._manager.clear()  # the next call opens a new connection
+        return loaded
+"""
+
+
+@pytest.mark.parametrize("version", test_matrix.MATRIX)
+def test_bundled_botocore_verifies_through_a_known_directory(version, run_function, tls_server, tmp_path):
+    """A function's own botocore (the matrix versions: urllib3 1.26 and 2.x) with a bundle the
+    layer knows: three new connections load its hashed directory, never the file, and succeed."""
+    task, opt = test_matrix._task_and_opt(tmp_path, test_matrix._folder(test_matrix.MINOR, version))
+    package = os.path.join(opt, "python", "aws_keepalive")
+    os.remove(package)  # a symlink to layer/aws_keepalive: a copy gets the CA root
+    shutil.copytree(os.path.join(REPO, "layer", "aws_keepalive"), package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    directory = ca_dir.build(tls_server.ca_bundle, os.path.join(package, "ca"))
+    run = run_function(KNOWN_LOADS, task=task, opt=opt,
+                       env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
+    assert run.result == [[None, directory]] * 3, run
+    assert tls_server.connections == 3
+
+
+class Proxy:
+    """A proxy on loopback: plain HTTP, or HTTPS (TLS to the proxy with a localhost certificate
+    from its own CA, ``ca_bundle``) when given ``tmp_path``. It tunnels CONNECT requests (the
+    client then speaks TLS to the destination, inside TLS to an HTTPS proxy) and forwards requests
+    in absolute form (an ``http://`` endpoint behind the proxy) to the host they name."""
 
     def __init__(self, tmp_path=None):
         import socket
-        import threading
 
         self.context = None
         if tmp_path is not None:
@@ -216,11 +281,10 @@ class ConnectProxy:
         port = self.listener.getsockname()[1]
         self.url = ("https://localhost:%d" if self.context else "http://127.0.0.1:%d") % port
         self.tunnels = 0
+        self.forwarded = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
-        import threading
-
         while True:
             try:
                 raw, _ = self.listener.accept()
@@ -234,23 +298,34 @@ class ConnectProxy:
 
         upstream = None
         try:
-            near = self.context.wrap_socket(raw, server_side=True) if self.context else raw
+            client_sock = self.context.wrap_socket(raw, server_side=True) if self.context else raw
             head = b""
             while b"\r\n\r\n" not in head:
-                head += near.recv(4096)
-            port = int(head.split(b" ")[1].decode().rsplit(":", 1)[1])
+                data = client_sock.recv(4096)
+                if not data:
+                    return
+                head += data
+            method, target = head.split(b" ")[:2]
+            if method == b"CONNECT":
+                port = int(target.decode().rsplit(":", 1)[1])
+            else:  # absolute form: http://127.0.0.1:PORT/path
+                port = int(target.decode().split("/")[2].rsplit(":", 1)[1])
             upstream = socket.create_connection(("127.0.0.1", port))
-            self.tunnels += 1
-            near.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            if method == b"CONNECT":
+                self.tunnels += 1
+                client_sock.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                self.forwarded += 1
+                upstream.sendall(head)
             # One thread both ways: an SSLSocket must not be read and written from two threads, and
             # bytes it has already decrypted (pending) would not wake select.
-            pending = getattr(near, "pending", lambda: 0)
             while True:
-                ready = [near] if pending() else select.select([near, upstream], [], [], 10)[0]
+                pending = getattr(client_sock, "pending", lambda: 0)()
+                ready = [client_sock] if pending else select.select([client_sock, upstream], [], [], 10)[0]
                 if not ready:
                     break
-                if near in ready:
-                    data = near.recv(65536)
+                if client_sock in ready:
+                    data = client_sock.recv(65536)
                     if not data:
                         break
                     upstream.sendall(data)
@@ -258,7 +333,7 @@ class ConnectProxy:
                     data = upstream.recv(65536)
                     if not data:
                         break
-                    near.sendall(data)
+                    client_sock.sendall(data)
         except (OSError, ssl.SSLError):
             pass
         finally:
@@ -273,7 +348,7 @@ class ConnectProxy:
 def test_through_a_proxy_bundle_loaded_once_and_still_verified(trust_once, loads, tmp_path):
     """Through an HTTPS proxy tunnel: one bundle load for three new connections, and a server
     whose CA is not in the bundle is still rejected."""
-    proxy = ConnectProxy()
+    proxy = Proxy()
     try:
         with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
             session = botocore.session.get_session()
@@ -293,31 +368,31 @@ def test_through_a_proxy_bundle_loaded_once_and_still_verified(trust_once, loads
     assert loads.count(tls.ca_bundle) == 1
 
 
-# --- once per process: clients with the same TLS settings share one loaded context ---------------
+# --- once per client: each client keeps its own context, as stock ----------------------------------
 
 
-def test_clients_with_the_same_bundle_share_one_load(trust_once, loads, tmp_path):
-    """Three clients (three sessions, as boto3.client does) with one bundle: one load in the
-    process, one context; each still verifies its server (stock: one load per connection)."""
+def test_each_client_loads_its_bundle_once_in_its_own_context(trust_once, loads, tmp_path):
+    """Three clients (three sessions, as boto3.client does) with one bundle, two new connections
+    each: three loads, one per client, in three contexts (stock: six loads, three contexts)."""
     with TlsServer(tmp_path, "a") as tls:
         clients = [client(tls.server.url, tls.ca_bundle) for _ in range(3)]
-        for ddb in clients:
+        for ddb in clients + clients:
             ddb.list_tables()
-        assert tls.server.connections == 3
-    assert loads.count(tls.ca_bundle) == 1
-    assert len({id(context_of(ddb)) for ddb in clients}) == 1
+        assert tls.server.connections == 6
+    assert loads.count(tls.ca_bundle) == 3
+    assert len({id(context_of(ddb)) for ddb in clients}) == 3
 
 
 def test_a_client_that_never_connects_loads_nothing(trust_once, loads, tmp_path):
-    """Sharing moves no cost to client creation: a client that sends nothing loads no bundle."""
+    """No cost moves to client creation: a client that sends nothing loads no bundle."""
     with TlsServer(tmp_path, "a") as tls:
         client(tls.server.url, tls.ca_bundle)
     assert loads == []
 
 
 def test_a_bundle_changed_on_disk_is_read_by_new_clients(trust_once, tmp_path):
-    """The shared context is keyed on the file's identity: after the bundle file is rewritten
-    with another CA, a new client trusts only the new CA; the old client keeps what it loaded."""
+    """After the bundle file is rewritten with another CA, a new client trusts only the new CA;
+    the old client still reaches its server (as stock, it adds the new file's CAs to its own)."""
     with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
         path = str(tmp_path / "bundle.pem")
         with open(path, "wb") as out:
@@ -348,52 +423,57 @@ class MutualTlsServer(TlsServer):
         leaf.private_key_pem.write_to_path(self.client_key)
 
 
-def test_client_certificates_keep_clients_apart(trust_once, tmp_path):
-    """client_cert is honoured: with the same bundle, a client with the certificate gets through
-    a server that demands one, a client without it is refused (whichever was created first), and
-    the two never share a context."""
+def test_client_certificates_honoured_under_concurrency(trust_once, tmp_path):
+    """client_cert is honoured with a thread on a client with the certificate and one on a client
+    without (same bundle): against a server that demands one, the first is never refused and the
+    second never accepted, and every client has its own context."""
     with MutualTlsServer(tmp_path, "m") as mtls:
         without = client(mtls.server.url, mtls.ca_bundle)
         with_cert = client(mtls.server.url, mtls.ca_bundle,
                            client_cert=(mtls.client_cert, mtls.client_key))
-        with_cert.list_tables()
         # TLS 1.3: the server's "certificate required" alert arrives on the first read, or the
         # server's close does.
-        with pytest.raises((SSLError, ConnectionClosedError)):
-            without.list_tables()
-        with_cert.list_tables()
-        assert context_of(with_cert) is not context_of(without)
+        # One thread per client: urllib3 loads a client certificate into the client's context
+        # for each new connection, and two threads of one client doing so at once crashed
+        # CPython (3.12.1, OpenSSL 3.0) here with stock botocore too.
+        outcomes = hammer({"with": with_cert.list_tables, "without": without.list_tables},
+                          expected=(SSLError, ConnectionClosedError), threads_each=1)
+        assert outcomes["with"]["failed"] == 0 and outcomes["with"]["ok"] >= 5, outcomes
+        assert outcomes["without"]["ok"] == 0 and outcomes["without"]["refused"] >= 5, outcomes
         again = client(mtls.server.url, mtls.ca_bundle, client_cert=(mtls.client_cert, mtls.client_key))
         again.list_tables()
-        assert context_of(again) is context_of(with_cert)
+        assert len({id(context_of(ddb)) for ddb in (without, with_cert, again)}) == 3
 
 
 def test_profile_ca_bundle_and_aws_ca_bundle_honoured(trust_once, loads, tmp_path, monkeypatch):
     """The profile's ca_bundle and AWS_CA_BUNDLE are what the client trusts, as stock: each
-    connects to its server, rejects the other's, and is loaded once for two new connections."""
+    connects to its server, rejects the other's, and each client loads its bundle once for two
+    new connections (a: three clients, three loads; b: two and two; stock: four and three)."""
     with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
         config_file = tmp_path / "config"
         config_file.write_text("[default]\nca_bundle = %s\n" % a.ca_bundle)
         monkeypatch.setenv("AWS_CONFIG_FILE", str(config_file))
         monkeypatch.delenv("AWS_CA_BUNDLE", raising=False)
+        via_profile = client(a.server.url, None)
         for _ in range(2):
-            client(a.server.url, None).list_tables()
+            via_profile.list_tables()
         with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
             client(b.server.url, None).list_tables()
         monkeypatch.setenv("AWS_CA_BUNDLE", b.ca_bundle)  # the variable wins over the profile
+        via_variable = client(b.server.url, None)
         for _ in range(2):
-            client(b.server.url, None).list_tables()
+            via_variable.list_tables()
         with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
             client(a.server.url, None).list_tables()
         client(a.server.url, a.ca_bundle).list_tables()  # an explicit verify wins over both
-    assert loads.count(a.ca_bundle) == 1 and loads.count(b.ca_bundle) == 1
+    assert loads.count(a.ca_bundle) == 3 and loads.count(b.ca_bundle) == 2
 
 
 def test_https_proxy_with_its_own_ca_bundle(trust_once, loads, tmp_path):
     """proxies_config's proxy_ca_bundle verifies the proxy, the client's bundle the destination
-    inside the tunnel: three new connections load each once; a proxy bundle without the proxy's
-    CA is refused, and so is a destination whose CA is not in the client's bundle."""
-    proxy = ConnectProxy(tmp_path)
+    inside the tunnel: three new connections load each once per client; a proxy bundle without
+    the proxy's CA is refused, and so is a destination whose CA is not in the client's bundle."""
+    proxy = Proxy(tmp_path)
     try:
         with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
             def make(verify, proxy_ca):
@@ -411,14 +491,14 @@ def test_https_proxy_with_its_own_ca_bundle(trust_once, loads, tmp_path):
                 make(other.ca_bundle, proxy.ca_bundle).list_tables()  # the destination is not
     finally:
         proxy.close()
-    assert loads.count(tls.ca_bundle) == 1
+    # Once per client that sent (stock: once per connection to the destination, three).
+    assert loads.count(tls.ca_bundle) == 2
     assert loads.count(proxy.ca_bundle) == 2  # botocore's own: once per proxy manager (two clients)
 
 
 def test_contexts_with_other_settings_are_not_shared(trust_once, tmp_path, monkeypatch):
     """A create_urllib3_context patched to make one client's context stricter (TLS 1.3 only) keeps
-    that client apart from a default one with the same bundle, and a non-SSLContext (a test's
-    mock) is never shared."""
+    that client apart from a default one with the same bundle."""
     import botocore.httpsession
 
     original = botocore.httpsession.create_urllib3_context
@@ -439,6 +519,200 @@ def test_contexts_with_other_settings_are_not_shared(trust_once, tmp_path, monke
         assert context_of(strict).minimum_version == ssl.TLSVersion.TLSv1_3
         assert context_of(default).minimum_version != ssl.TLSVersion.TLSv1_3
         client(tls.server.url, tls.ca_bundle).list_tables()
-    kwargs = {"ssl_context": object(), "cert_file": None, "key_file": None}
-    session = URLLib3Session(verify=tls.ca_bundle)
-    assert trust.shared_context(session, kwargs) is None
+
+
+def hammer(calls, expected, seconds=3.0, threads_each=2):
+    """Run each named call in ``threads_each`` threads for ``seconds``; per name, how many calls
+    succeeded (``ok``), raised one of ``expected`` (``refused``) or anything else (``failed``)."""
+    outcomes = {name: {"ok": 0, "refused": 0, "failed": 0, "errors": []} for name in calls}
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def loop(name):
+        while time.monotonic() < deadline:
+            try:
+                calls[name]()
+                kind = "ok"
+            except expected:
+                kind = "refused"
+            except Exception as error:
+                kind = "failed"
+                outcomes[name]["errors"].append(repr(error)[:200])
+            with lock:
+                outcomes[name][kind] += 1
+
+    workers = [threading.Thread(target=loop, args=(name,)) for name in calls for _ in range(threads_each)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return outcomes
+
+
+# --- issue 21: what a shared context let one client do to another ----------------------------------
+
+
+def test_a_cert_none_pool_never_lowers_another_clients_checks(trust_once, tmp_path):
+    """Two threads each on client A (verify on, an http:// endpoint behind an https:// proxy, so
+    its pool to the proxy has CERT_NONE) and client B (same bundle) against a server that bundle
+    does not trust: B never completes a TLS handshake (stock: never) and A never fails."""
+    proxy = Proxy(tmp_path)
+    try:
+        with DynamoDBShapedServer(close_after_response=True) as plain, \
+                TlsServer(tmp_path, "untrusted") as untrusted, TlsServer(tmp_path, "t") as trusted:
+            a = client(plain.url, trusted.ca_bundle, proxies={"http": proxy.url})
+            b = client(untrusted.server.url, trusted.ca_bundle)
+            outcomes = hammer({"a": a.list_tables, "b": b.list_tables}, expected=SSLError)
+            handshakes = untrusted.server.requests
+    finally:
+        proxy.close()
+    assert outcomes["b"]["ok"] == 0 and handshakes == 0, outcomes
+    assert outcomes["a"]["failed"] == 0 and outcomes["a"]["refused"] == 0, outcomes
+    assert outcomes["a"]["ok"] >= 5 and outcomes["b"]["refused"] >= 5, outcomes
+    assert proxy.forwarded >= 5
+
+
+@pytest.mark.parametrize("known_bundle", [False, True], ids=["unknown-bundle", "known-bundle"])
+def test_https_proxy_trusted_through_the_clients_bundle(trust_once, known, tmp_path, known_bundle):
+    """An https:// proxy without proxy_ca_bundle whose CA is only in verify=<bundle> is
+    accepted, as stock (urllib3 verifies it with the pool's ca_certs, or the known bundle's
+    directory), for three new connections; the destination is verified inside the tunnel."""
+    proxy = Proxy(tmp_path)
+    try:
+        with TlsServer(tmp_path, "a") as tls:
+            bundle = str(tmp_path / "both.pem")
+            with open(bundle, "wb") as out:
+                for path in (tls.ca_bundle, proxy.ca_bundle):
+                    out.write(open(path, "rb").read())
+            if known_bundle:
+                known(bundle)
+            ddb = client(tls.server.url, bundle, proxies={"https": proxy.url})
+            for _ in range(3):
+                ddb.list_tables()
+            assert tls.server.connections == 3
+    finally:
+        proxy.close()
+    assert proxy.tunnels == 3
+
+
+@pytest.mark.parametrize("known_bundle", [False, True], ids=["unknown-bundle", "known-bundle"])
+def test_https_proxy_not_trusted_through_ssl_cert_file(trust_once, known, tmp_path, monkeypatch,
+                                                       known_bundle):
+    """An https:// proxy without proxy_ca_bundle whose CA is only in SSL_CERT_FILE (the system's
+    default CAs) is refused, as stock: the client's bundle, not the system's, verifies it."""
+    proxy = Proxy(tmp_path)
+    try:
+        with TlsServer(tmp_path, "a") as tls:
+            monkeypatch.setenv("SSL_CERT_FILE", proxy.ca_bundle)
+            monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+            if known_bundle:
+                known(tls.ca_bundle)
+            ddb = client(tls.server.url, tls.ca_bundle, proxies={"https": proxy.url})
+            for _ in range(2):
+                with pytest.raises(ProxyConnectionError) as refused:
+                    ddb.list_tables()
+                assert "CERTIFICATE_VERIFY_FAILED" in str(refused.value.kwargs.get("error"))
+            assert tls.server.requests == 0
+    finally:
+        proxy.close()
+
+
+def test_sslkeylogfile_unset_after_a_client_is_not_inherited(trust_once, tmp_path, monkeypatch):
+    """A client created while SSLKEYLOGFILE is set writes its TLS secrets there, as stock; a
+    client created after it was unset writes nothing there (its own context has no key log)."""
+    keylog = tmp_path / "keys.log"
+    with TlsServer(tmp_path, "a") as tls:
+        monkeypatch.setenv("SSLKEYLOGFILE", str(keylog))
+        logged = client(tls.server.url, tls.ca_bundle)
+        logged.list_tables()
+        written = keylog.stat().st_size
+        assert written > 0
+        monkeypatch.delenv("SSLKEYLOGFILE")
+        quiet = client(tls.server.url, tls.ca_bundle)
+        for _ in range(2):
+            quiet.list_tables()
+        assert keylog.stat().st_size == written
+        logged.list_tables()
+        assert keylog.stat().st_size > written
+
+
+def test_ciphers_of_one_client_do_not_reach_another(trust_once, tmp_path, monkeypatch):
+    """A create_urllib3_context patched to give one client a cipher the server lacks (TLS 1.2)
+    fails that client only: a client created afterwards, with botocore's own ciphers, connects."""
+    with TlsServer(tmp_path, "a") as tls:
+        tls.server.tls_context.maximum_version = ssl.TLSVersion.TLSv1_2
+        tls.server.tls_context.set_ciphers("ECDHE-ECDSA-AES128-GCM-SHA256")
+        original = botocore.httpsession.create_urllib3_context
+
+        def other_cipher(*args, **kwargs):
+            context = original(*args, **kwargs)
+            context.set_ciphers("ECDHE-ECDSA-AES256-GCM-SHA384")
+            return context
+
+        monkeypatch.setattr(botocore.httpsession, "create_urllib3_context", other_cipher)
+        narrow = client(tls.server.url, tls.ca_bundle)
+        monkeypatch.setattr(botocore.httpsession, "create_urllib3_context", original)
+        default = client(tls.server.url, tls.ca_bundle)
+        with pytest.raises(SSLError):
+            narrow.list_tables()
+        for _ in range(2):
+            default.list_tables()
+        with pytest.raises(SSLError):
+            narrow.list_tables()
+
+
+# --- a known bundle: served from its hashed directory (tools/ca_dir.py) ------------------------------
+
+
+def test_known_bundle_verified_through_its_directory(trust_once, known, loads, tmp_path):
+    """A bundle the layer knows is never parsed: each of three new connections adds its hashed
+    directory (capath), and a server whose CA is in it is accepted."""
+    with TlsServer(tmp_path, "a") as tls:
+        directory = known(tls.ca_bundle)
+        ddb = client(tls.server.url, tls.ca_bundle)
+        for _ in range(3):
+            ddb.list_tables()
+        assert tls.server.connections == 3
+    assert tls.ca_bundle not in loads
+    assert loads == [("capath", directory)] * 3
+
+
+def test_known_bundle_rejects_a_ca_not_in_it(trust_once, known, loads, tmp_path):
+    """Through the directory, a server whose CA is not in the bundle is refused, every time."""
+    with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
+        known(other.ca_bundle)
+        ddb = client(tls.server.url, other.ca_bundle)
+        for _ in range(2):
+            with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+                ddb.list_tables()
+    assert other.ca_bundle not in loads
+
+
+def test_known_bundle_rejects_a_hostname_mismatch(trust_once, known, tmp_path):
+    """Through the directory, a trusted certificate for another name (localhost, reached as
+    127.0.0.1) is refused."""
+    with TlsServer(tmp_path, "a") as tls:
+        known(tls.ca_bundle)
+        client(tls.server.url, tls.ca_bundle).list_tables()
+        by_ip = client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle)
+        for _ in range(2):
+            with pytest.raises(SSLError):
+                by_ip.list_tables()
+
+
+def test_known_bundle_rewritten_on_disk_is_loaded_as_stock(trust_once, known, tmp_path):
+    """A known bundle file rewritten with another CA is no longer the known one: a second later
+    (trust.RECHECK_S) the client loads the new file, as stock would at its next connection, and
+    reaches the new CA's server."""
+    with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
+        path = str(tmp_path / "bundle.pem")
+        with open(path, "wb") as out:
+            out.write(open(a.ca_bundle, "rb").read())
+        known(path)
+        reader = client(b.server.url, path)
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            reader.list_tables()
+        with open(path, "wb") as out:
+            out.write(open(b.ca_bundle, "rb").read() + b"\n")
+        time.sleep(trust.RECHECK_S)
+        reader.list_tables()
