@@ -75,7 +75,6 @@ LOCKS = (
     ("aws_keepalive.patch", "_checked_out_lock"),
     ("aws_keepalive.idle", "_hosts_lock"),
     ("aws_keepalive.metrics", "_lock"),
-    ("aws_keepalive.trust", "_shared_lock"),
 )
 
 # Executed in a forkserver or spawn child while it unpickles the preparation data, before sys.path
