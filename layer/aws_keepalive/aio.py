@@ -219,13 +219,15 @@ def _patch_http_session(settings):
         async def send(self, *args, **kwargs):
             note = []
             token = _send_note.set(note)
+            started = time.monotonic()
             try:
                 response = await original(self, *args, **kwargs)
             except Exception as error:
                 reused = [entry for entry in note if entry is not None]
                 if reused:
                     host, port, idle_s, sock = reused[-1]
-                    patch.stale_reuse(settings, host, port, idle_s, error, "aiobotocore", sock=sock)
+                    patch.stale_reuse(settings, host, port, idle_s, error, "aiobotocore", sock=sock,
+                                      elapsed_s=time.monotonic() - started)
                 raise
             finally:
                 _send_note.reset(token)

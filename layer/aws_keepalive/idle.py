@@ -253,25 +253,34 @@ _TCP_INFO_NOTSENT_OFFSET = 144
 _TCP_INFO_NOTSENT_LENGTH = 148
 
 
-def request_unacknowledged(sock):
+def request_unacknowledged(sock, elapsed_s=None):
     """After a read timeout on ``sock`` (still open): True when the peer's TCP never acknowledged
     all that was sent: segments in flight unacknowledged (``tcpi_unacked``), the oldest being
     retransmitted (``tcpi_retransmits``), or bytes still waiting in the send queue
     (``tcpi_notsent_bytes``: a drop on the way out of this host, e.g. a netfilter rule, fails the
     transmission, so the request never counts as sent): a dead flow.  False when everything sent
     was acknowledged (the peer is alive, only slow), None when the kernel cannot say (not Linux,
-    not TCP, socket closed)."""
+    not TCP, socket closed).
+
+    ``elapsed_s``: seconds since the request started on this connection.  A peer whose kernel
+    acknowledged anything within them is alive, whatever is still queued: a server that stopped
+    reading a large body (its window closed, the rest of the request waits in the send queue and
+    the send times out) answers each zero-window probe.  A flow a middlebox forgot acknowledges
+    nothing after the request left, so ``tcpi_last_ack_recv`` is older than the request."""
     import struct
 
     try:
         info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_NOTSENT_LENGTH)
         retransmits = info[_TCP_INFO_RETRANSMITS_OFFSET]
         (unacked,) = struct.unpack_from("=I", info, _TCP_INFO_UNACKED_OFFSET)
+        (last_ack_recv_ms,) = struct.unpack_from("=I", info, _TCP_INFO_TIMES_OFFSET + 12)
         notsent = 0
         if len(info) >= _TCP_INFO_NOTSENT_LENGTH:
             (notsent,) = struct.unpack_from("=I", info, _TCP_INFO_NOTSENT_OFFSET)
     except (AttributeError, OSError, IndexError, TypeError, struct.error):
         return None
+    if elapsed_s is not None and last_ack_recv_ms / 1000.0 < elapsed_s:
+        return False  # acknowledged something during the request: alive
     return unacked > 0 or retransmits > 0 or notsent > 0
 
 
