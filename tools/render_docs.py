@@ -373,6 +373,8 @@ def coldstart_line(data):
 
     def effect(row):
         ratio = row["total_over_runtime"]
+        if round(ratio, 2) == 1.0:
+            return "1.00× (the same)"
         return "%.2f× (%s %.0f %%)" % (ratio, "saves" if ratio < 1 else "costs", abs(1 - ratio) * 100)
 
     return ("cold start to the first HTTPS response at 128 MB's CPU share, page cache cold (median, "
