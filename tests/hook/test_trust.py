@@ -528,15 +528,21 @@ def test_contexts_with_other_settings_are_not_shared(trust_once, tmp_path, monke
         client(tls.server.url, tls.ca_bundle).list_tables()
 
 
-def hammer(calls, expected, seconds=3.0, threads_each=2):
-    """Run each named call in ``threads_each`` threads for ``seconds``; per name, how many calls
+def hammer(calls, expected, seconds=3.0, threads_each=2, min_calls=5, cap_s=60.0):
+    """Run each named call in ``threads_each`` threads for ``seconds``, and on a loaded machine
+    on until each name has ``min_calls`` outcomes (at most ``cap_s``); per name, how many calls
     succeeded (``ok``), raised one of ``expected`` (``refused``) or anything else (``failed``)."""
     outcomes = {name: {"ok": 0, "refused": 0, "failed": 0, "errors": []} for name in calls}
     lock = threading.Lock()
-    deadline = time.monotonic() + seconds
+    start = time.monotonic()
+    deadline, cap = start + seconds, start + cap_s
+
+    def calls_made(name):
+        return sum(outcomes[name][kind] for kind in ("ok", "refused", "failed"))
 
     def loop(name):
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline or (calls_made(name) < min_calls
+                                              and time.monotonic() < cap):
             try:
                 calls[name]()
                 kind = "ok"
