@@ -104,7 +104,7 @@ def layer_maps():
     sizes = {}
     for module_name, attribute in (("aws_keepalive.idle", "_hosts"),
                                    ("aws_keepalive.diagnostics", "_reported"),
-                                   ("aws_keepalive.trust", "_shared")):
+                                   ("aws_keepalive.trust", "_known")):
         module = sys.modules.get(module_name)
         if module is not None and hasattr(module, attribute):
             sizes[module_name.split(".")[1] + "." + attribute] = len(getattr(module, attribute))

@@ -151,6 +151,7 @@ def _warn_about_user_config(config):
             "AioConfig(http_session_cls=%s) is not covered by the layer: its connections get no "
             "keep-alive timers and no idle replacement (only aiobotocore's aiohttp session is)"
             % session_class.__name__,
+            open_set=True,
         )
     connector_args = getattr(config, "connector_args", None) or {}
     users = {
@@ -172,6 +173,7 @@ def _warn_about_user_config(config):
             "AioConfig(connector_args=%r) set by the function wins over the layer's connector "
             "settings; %s" % (users, note),
             connector_args=repr(users),
+            open_set=True,
         )
 
 
@@ -217,13 +219,15 @@ def _patch_http_session(settings):
         async def send(self, *args, **kwargs):
             note = []
             token = _send_note.set(note)
+            started = time.monotonic()
             try:
                 response = await original(self, *args, **kwargs)
             except Exception as error:
                 reused = [entry for entry in note if entry is not None]
                 if reused:
                     host, port, idle_s, sock = reused[-1]
-                    patch.stale_reuse(settings, host, port, idle_s, error, "aiobotocore", sock=sock)
+                    patch.stale_reuse(settings, host, port, idle_s, error, "aiobotocore", sock=sock,
+                                      elapsed_s=time.monotonic() - started)
                 raise
             finally:
                 _send_note.reset(token)

@@ -46,7 +46,9 @@ evidence changes, by any thread -- e.g. the durable execution SDK's checkpoint t
 ``after_in_child`` handler, registered at activation, gives the child a new lock for each (and
 clears the import hook's per-thread bookkeeping, whose thread ids mean nothing in the child).
 Safe because each lock guards a few dict or counter updates that are atomic under the GIL: the
-state behind a lock held at the fork is whole, only the lock is stale.  (urllib3's own pool locks
+state behind a lock held at the fork is whole, only the lock is stale.  Each is an RLock (and
+renewed as one): a signal handler that calls AWS runs in the main thread, possibly while that
+thread is inside one of these sections, and must not wait for itself.  (urllib3's own pool locks
 are per pool: a child that makes its own client never touches them, as with stock botocore.)
 
 Not covered, by design: a Python program the function starts itself with ``subprocess`` or
@@ -73,7 +75,6 @@ LOCKS = (
     ("aws_keepalive.patch", "_checked_out_lock"),
     ("aws_keepalive.idle", "_hosts_lock"),
     ("aws_keepalive.metrics", "_lock"),
-    ("aws_keepalive.trust", "_shared_lock"),
 )
 
 # Executed in a forkserver or spawn child while it unpickles the preparation data, before sys.path
@@ -117,7 +118,7 @@ def renew_locks():
         for module_name, attribute in LOCKS:
             module = sys.modules.get(module_name)
             if module is not None and hasattr(module, attribute):
-                setattr(module, attribute, threading.Lock())
+                setattr(module, attribute, threading.RLock())
         for finder in sys.meta_path:
             if isinstance(finder, hook._PostImportFinder):
                 finder._finding.clear()

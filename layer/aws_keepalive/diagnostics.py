@@ -18,11 +18,13 @@ TEXT_PREFIX = "aws-keepalive:"
 debug_enabled = False
 
 # Keys of the problems already reported: report_once() reports each at most once per process,
-# so a failing wrapper called on every request cannot flood the function's logs.  Some keys name
-# a host (a stale reuse is reported once per host), so a process that lives for days and talks to
-# thousands of hosts would grow the set for ever: after MAX_REPORTED keys, one line says so and
-# every further new key counts as reported (memory and log lines both bounded; debug lines,
-# when on, still carry each event).
+# so a failing wrapper called on every request cannot flood the function's logs.  Some keys come
+# from an open set (``open_set=True``: a stale reuse is reported once per host, a warning about
+# the user's connector_args once per set of names), so a process that lives for days and talks
+# to thousands of hosts would grow the set for ever: after MAX_REPORTED keys, one line says so and
+# every further new key of an open set counts as reported (memory and log lines both bounded;
+# debug lines, when on, still carry each event).  The layer's own failures have fixed keys, a
+# few dozen at most: each is still reported once however many hosts came first.
 MAX_REPORTED = 256
 _reported = set()
 
@@ -38,11 +40,12 @@ def debug(message, **fields):
         _emit("DEBUG", message, fields)
 
 
-def report_once(key, message, **fields):
-    """Write a warning line the first time ``key`` is reported in this process; True if written."""
+def report_once(key, message, open_set=False, **fields):
+    """Write a warning line the first time ``key`` is reported in this process; True if written.
+    ``open_set``: the key is one of an unbounded family (a host name), capped at MAX_REPORTED."""
     if key in _reported:
         return False
-    if len(_reported) >= MAX_REPORTED:
+    if open_set and len(_reported) >= MAX_REPORTED:
         if None not in _reported:
             _reported.add(None)  # the one extra key: this line is written once
             _emit("WARN", "%d distinct warnings written; further new ones are not (set "

@@ -44,6 +44,18 @@ Learning must never leave a path worse off than stock, so a lesson needs proof a
 * Evidence the path holds longer.  A reuse that succeeds after an idle at least as long as the
   failing one (possible when keep-alive probes kept the flow alive, or once the lesson expired)
   shows the failure no longer describes the path: the host's failure is forgotten.
+* A budget.  One failure cannot tell an idle timeout from a one-off (a server restarting, a
+  load balancer draining, a reset under load): a lesson taken from a one-off would cost a new
+  connection per gap longer than the learned limit -- per call, for a function calling every
+  half second after a reset at 0.3 s -- where stock pays nothing more.  So a lesson replaces at
+  most ``PROBE_AFTER`` connections (4) on its own authority; the next connection past the learned
+  limit is reused, a probe, and the lesson lapses.  A probe that succeeds at an idle past the
+  lapsed limit shows the path holds: nothing more is replaced (a wrong lesson cost at most 4
+  handshakes).  A probe that meets a dead flow is a stale reuse like any other: it teaches the
+  limit again, with twice the budget (up to ``MAX_PROBE_AFTER``), so on a path that really
+  forgets flows the layer meets the failure on 1 gap of 5, then of 9, 17, ... -- stock on every
+  one.  (The lab's learning table, tests/lab/test_e2e_learn.py, has three long gaps after the
+  lesson: all replaced.)
 * Expiry.  A lesson lasts ``LEARNED_LIFETIME_S`` (one hour) after the stale reuse that taught
   it; then the host is back on max idle, and if the path still forgets flows, the next long gap
   meets it once more and relearns.  Why an hour: a wrong or outdated lesson costs one extra
@@ -85,12 +97,18 @@ learn = True
 LEARN_FRACTION = 0.8
 # A lesson's lifetime after the stale reuse that taught it (see the module docstring).
 LEARNED_LIFETIME_S = 3600.0
+# Connections a lesson replaces before the next one past its limit is reused as a probe (see the
+# module docstring: "A budget"); doubled by each probe that meets a dead flow, up to the maximum.
+PROBE_AFTER = 4
+MAX_PROBE_AFTER = 256
 # Hosts the table holds at most; the one entered longest ago goes first.
 MAX_HOSTS = 1024
 # host -> [longest idle reused successfully (s), shortest idle that met a stale flow (s) or None,
-#          time.monotonic() of the last stale reuse or None]
+#          time.monotonic() of the last stale reuse or None, connections the lesson replaced,
+#          its budget (PROBE_AFTER, doubled per confirmed lesson), the limit of a lesson that
+#          lapsed into a probe (s) or None]
 _hosts = {}
-_hosts_lock = threading.Lock()
+_hosts_lock = threading.RLock()
 
 
 def stamp():
@@ -136,7 +154,26 @@ def replace_reason(since, sock, max_idle_s, host=None):
     answered_s = keepalive_answered_s(sock, idle_s)
     if answered_s is not None and answered_s < limit_s:
         return None, idle_s, answered_s
+    if reason == LEARNED_IDLE and idle_s <= max_idle_s and _lesson_spent(host):
+        return None, idle_s, None  # a probe: the lesson has lapsed
     return reason, idle_s, None
+
+
+def _lesson_spent(host):
+    """Count one replacement by ``host``'s lesson; True (and the lesson lapses) when its budget
+    is spent: the connection is then reused as a probe.  Only runs when a connection is about to
+    be replaced (a handshake follows), so the lock costs nothing that matters."""
+    with _hosts_lock:
+        state = _hosts.get(host)
+        if state is None or state[1] is None:
+            return False
+        state[3] += 1
+        if state[3] <= state[4]:
+            return False
+        state[5] = max(state[0], state[1] * LEARN_FRACTION)
+        state[1] = state[2] = None
+        state[3] = 0
+        return True
 
 
 def learned_limit_s(host):
@@ -159,7 +196,7 @@ def _entry(host):
     if state is None:
         while len(_hosts) >= MAX_HOSTS:
             del _hosts[next(iter(_hosts))]  # the host entered longest ago
-        state = _hosts[host] = [0.0, None, None]
+        state = _hosts[host] = [0.0, None, None, 0, PROBE_AFTER, None]
     return state
 
 
@@ -175,6 +212,10 @@ def reused_ok(host, idle_s):
         if state[1] is not None and idle_s >= state[1]:
             # The path held a flow as long as the one that failed: that failure is history.
             state[1] = state[2] = None
+            state[4] = PROBE_AFTER
+        if state[5] is not None and idle_s > state[5]:
+            # A probe past a lapsed lesson's limit got its answer: the lesson was wrong.
+            state[4], state[5] = PROBE_AFTER, None
 
 
 def reused_stale(host, idle_s):
@@ -183,6 +224,10 @@ def reused_stale(host, idle_s):
     with _hosts_lock:
         state = _entry(host)
         expired = state[2] is None or time.monotonic() - state[2] > LEARNED_LIFETIME_S
+        if state[5] is not None:
+            # The path failed again after a lesson lapsed unrefuted: it was right, trust it longer.
+            state[4], state[5] = min(2 * state[4], MAX_PROBE_AFTER), None
+        state[3] = 0
         if expired or state[1] is None or idle_s < state[1]:
             state[1] = idle_s
         if state[0] >= idle_s:
@@ -208,25 +253,34 @@ _TCP_INFO_NOTSENT_OFFSET = 144
 _TCP_INFO_NOTSENT_LENGTH = 148
 
 
-def request_unacknowledged(sock):
+def request_unacknowledged(sock, elapsed_s=None):
     """After a read timeout on ``sock`` (still open): True when the peer's TCP never acknowledged
     all that was sent: segments in flight unacknowledged (``tcpi_unacked``), the oldest being
     retransmitted (``tcpi_retransmits``), or bytes still waiting in the send queue
     (``tcpi_notsent_bytes``: a drop on the way out of this host, e.g. a netfilter rule, fails the
     transmission, so the request never counts as sent): a dead flow.  False when everything sent
     was acknowledged (the peer is alive, only slow), None when the kernel cannot say (not Linux,
-    not TCP, socket closed)."""
+    not TCP, socket closed).
+
+    ``elapsed_s``: seconds since the request started on this connection.  A peer whose kernel
+    acknowledged anything within them is alive, whatever is still queued: a server that stopped
+    reading a large body (its window closed, the rest of the request waits in the send queue and
+    the send times out) answers each zero-window probe.  A flow a middlebox forgot acknowledges
+    nothing after the request left, so ``tcpi_last_ack_recv`` is older than the request."""
     import struct
 
     try:
         info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_NOTSENT_LENGTH)
         retransmits = info[_TCP_INFO_RETRANSMITS_OFFSET]
         (unacked,) = struct.unpack_from("=I", info, _TCP_INFO_UNACKED_OFFSET)
+        (last_ack_recv_ms,) = struct.unpack_from("=I", info, _TCP_INFO_TIMES_OFFSET + 12)
         notsent = 0
         if len(info) >= _TCP_INFO_NOTSENT_LENGTH:
             (notsent,) = struct.unpack_from("=I", info, _TCP_INFO_NOTSENT_OFFSET)
     except (AttributeError, OSError, IndexError, TypeError, struct.error):
         return None
+    if elapsed_s is not None and last_ack_recv_ms / 1000.0 < elapsed_s:
+        return False  # acknowledged something during the request: alive
     return unacked > 0 or retransmits > 0 or notsent > 0
 
 

@@ -56,7 +56,7 @@ MAX_VALUES = 100
 
 _namespace = None
 _function_name = None
-_lock = threading.Lock()
+_lock = threading.RLock()
 # {"reasons": {reason: [count, [connect_ms, ...]]}, "counts": {metric name: count}} or None
 _pending = None
 _last_write = 0.0

@@ -68,7 +68,7 @@ def apply(settings):
         steps.append(("trust store", trust.patch))
     if settings.prepared:
         if _prepared_data_for(path):
-            from . import prepared  # only when there is an index for this botocore: it imports pickle
+            from . import prepared  # only when there is an index for this botocore
 
             steps.append(("data loader", prepared.patch))
         else:
@@ -218,7 +218,7 @@ def with_config_argument(args, kwargs, config_index, config):
 
 # Guards the per-pool count of connections taken out and not yet returned (several threads share
 # one client's pool).
-_checked_out_lock = threading.Lock()
+_checked_out_lock = threading.RLock()
 
 
 def _patch_connection_pool(settings, version, path):
@@ -311,12 +311,13 @@ def _make_make_request(settings, original):
         if idle_s is None:
             return original(self, *args, **kwargs)
         conn._aws_keepalive_reused_idle_s = None
+        started = time.monotonic()
         try:
             response = original(self, *args, **kwargs)
         except Exception as error:
             # Before urllib3 closes the connection: a read timeout needs its socket's TCP_INFO.
             stale_reuse(settings, conn.host, conn.port, idle_s, error, "botocore",
-                        sock=getattr(conn, "sock", None))
+                        sock=getattr(conn, "sock", None), elapsed_s=time.monotonic() - started)
             raise
         try:
             if idle.learn:
@@ -376,18 +377,21 @@ def stale_kind(error):
     return None
 
 
-def stale_reuse(settings, host, port, idle_s, error, family, sock=None):
+def stale_reuse(settings, host, port, idle_s, error, family, sock=None, elapsed_s=None):
     """A request on a connection reused after ``idle_s`` failed with ``error``: if that is a dead
     flow, count it, learn from it, and say so (once per host and process; debug lines each time).
 
     A read timeout is a dead flow only if the peer never acknowledged the request (``sock``, the
-    connection's socket, still open: idle.request_unacknowledged); a slow server's read timeout
-    is not a stale reuse and teaches nothing."""
+    connection's socket, still open, and nothing acknowledged in the ``elapsed_s`` since the
+    request started: idle.request_unacknowledged); a slow server's read timeout, or a send that
+    timed out against a live server that stopped reading, is not a stale reuse and teaches
+    nothing."""
     try:
         kind = stale_kind(error)
         if kind is None:
             return
-        unacknowledged = idle.request_unacknowledged(sock) if kind == "read timeout" else True
+        unacknowledged = (idle.request_unacknowledged(sock, elapsed_s) if kind == "read timeout"
+                          else True)
         if not unacknowledged:
             evidence = "no TCP_INFO to tell" if unacknowledged is None else "acknowledged by the peer"
             diagnostics.debug(
@@ -416,7 +420,7 @@ def stale_reuse(settings, host, port, idle_s, error, family, sock=None):
         )
         fields = dict(host=host, port=port, idle_s=round(idle_s, 3), error=kind,
                       learned_idle_s=None if learned_s is None else round(learned_s, 3))
-        if not diagnostics.report_once("stale reuse " + str(host), message, **fields):
+        if not diagnostics.report_once("stale reuse " + str(host), message, open_set=True, **fields):
             diagnostics.debug(message, **fields)  # the warning went out once; details each time
     except Exception as failure:
         diagnostics.report_once("stale reuse", "stale reuse bookkeeping failed: %r" % (failure,))

@@ -45,8 +45,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.rfile.read(length)
         target = self.headers.get("X-Amz-Target", "")
         stale_after_s = self.server.stale_after_s
-        if stale_after_s and self.answered_at is not None:
-            if time.monotonic() - self.answered_at > stale_after_s:
+        reset_once = False
+        if self.server.reset_once and self.answered_at is not None:
+            with self.server.lock:
+                reset_once, self.server.reset_once = self.server.reset_once, False
+        if reset_once or (stale_after_s and self.answered_at is not None):
+            if reset_once or time.monotonic() - self.answered_at > stale_after_s:
                 with self.server.lock:
                     self.server.stale_hits += 1
                 if self.server.stale_mode == "hang":
@@ -109,7 +113,8 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
     def __init__(self, delay_s=0.0, close_after_response=False, tls_context=None,
-                 close_idle_after_s=None, stale_after_s=None, stale_mode="reset", hang_s=3.0, slow_once_s=None):
+                 close_idle_after_s=None, stale_after_s=None, stale_mode="reset", hang_s=3.0, slow_once_s=None,
+                 reset_once=False):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.tls_context = tls_context
         self.lock = threading.Lock()
@@ -123,6 +128,9 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         self.stale_mode = stale_mode
         self.hang_s = hang_s
         self.slow_once_s = slow_once_s
+        # True: the first request on a reused connection is reset, once, whatever its idle time (a
+        # one-off failure that says nothing about the path's idle timeout).
+        self.reset_once = reset_once
         self.stale_hits = 0
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 

@@ -167,7 +167,7 @@ def test_python_subprocess_with_opt_python_on_pythonpath_activates(run_function,
 
 # A thread holds one of the layer's locks while the handler starts a child; the child makes a new
 # client and two calls (the second reuses the pooled connection: the checked-out count, the
-# host's idle evidence, the metrics counter and the trust store's sharing each take their lock).
+# host's idle evidence and the metrics counter each take their lock).
 # A child that does not finish within HANG_S is counted as hung and killed.
 LOCK_HANDLER = """
     import importlib
@@ -261,7 +261,7 @@ def test_child_forked_while_a_layer_lock_is_held_does_not_hang(run_function, ser
     run = _run(run_function, server, tmp_path, env, methods=methods, handler=LOCK_HANDLER)
     assert run.returncode == 0, run
     hung = sorted(name for name, result in run.result.items() if result != "ok")
-    assert len(run.result) >= 3 * len(methods) and not hung, (hung, sorted(run.result))
+    assert len(run.result) == 3 * len(methods) and not hung, (hung, sorted(run.result))
 
 
 def test_every_lock_of_the_layer_is_renewed_after_fork():

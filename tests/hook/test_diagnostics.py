@@ -128,10 +128,21 @@ def test_reported_keys_bounded(capsys):
     """Keys that name hosts (a stale reuse per host) cannot grow the set for ever: after
     MAX_REPORTED distinct keys one line says so, and nothing more is kept or written."""
     for n in range(diagnostics.MAX_REPORTED + 500):
-        diagnostics.report_once("stale reuse host-%d" % n, "host-%d" % n)
+        diagnostics.report_once("stale reuse host-%d" % n, "host-%d" % n, open_set=True)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == diagnostics.MAX_REPORTED + 1 and "further new ones are not" in lines[-1]
     assert len(diagnostics._reported) == diagnostics.MAX_REPORTED + 1
+
+
+def test_a_failure_is_reported_after_the_host_keys_filled_the_set(capsys):
+    """The cap is for keys of an open set: once a long-lived process has reported stale reuses on
+    MAX_REPORTED hosts, a failure of the layer's own (a fixed key) still gets its one line."""
+    for n in range(diagnostics.MAX_REPORTED + 5):
+        diagnostics.report_once("stale reuse host-%d" % n, "host-%d" % n, open_set=True)
+    capsys.readouterr()
+    assert diagnostics.report_once("trust once load", "could not load the CA bundle once")
+    assert not diagnostics.report_once("trust once load", "again")
+    assert capsys.readouterr().err == "aws-keepalive: WARN could not load the CA bundle once\n"
 
 
 def test_debug_silent_unless_enabled(capsys):

@@ -493,6 +493,50 @@ def test_max_idle_checked_while_other_threads_open_connections(run_function, ser
     assert (server.connections, server.requests) == (2, 2)
 
 
+def test_a_signal_handler_may_call_while_the_thread_holds_a_layer_lock(server):
+    """A signal handler runs in the main thread between two bytecodes, possibly while that thread
+    is inside one of the layer's critical sections (a few per request, process-wide); a handler
+    that calls AWS (a SIGTERM handler flushing to S3, with its own client) then takes the same lock
+    in the same thread.  Each lock of children.LOCKS is held here the way the interrupted thread
+    holds it, then a client makes a new connection, reuses it and counts both: every call returns
+    (before: a plain Lock, and the process hung for good; with real SIGALRMs every 0.2 ms and a
+    second client in the handler it hung within seconds, stock ran 20 s)."""
+    import subprocess
+    import sys
+
+    from conftest import BASE_ENV, LAYER
+
+    script = """
+import importlib, sys, time
+sys.path.insert(0, %r)
+import aws_keepalive
+aws_keepalive.activate("test")
+import boto3
+from aws_keepalive import children
+client = boto3.client("dynamodb", endpoint_url=%r)
+client.list_tables()
+fresh = boto3.client("dynamodb", endpoint_url=%r)
+held = []
+for module_name, attribute in children.LOCKS:
+    lock = getattr(importlib.import_module(module_name), attribute, None)
+    if lock is not None:
+        lock.acquire()
+        held.append(attribute)
+fresh.list_tables()  # a new connection (metrics count it)
+time.sleep(0.2)
+fresh.list_tables()  # a reuse after the longest idle yet (idle.reused_ok writes the table)
+print(sorted(held))
+""" % (LAYER, server.url, server.url)
+    env = dict(BASE_ENV, AWS_PYTHON_KEEPALIVE="1", AWS_PYTHON_KEEPALIVE_METRICS="1")
+    try:
+        completed = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                                   text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a call made while the same thread held a layer lock hung")
+    assert completed.returncode == 0, completed.stderr
+    assert "_checked_out_lock" in completed.stdout and "_hosts_lock" in completed.stdout, completed
+
+
 # --- stale reuses and the learned idle limit ------------------------------------------------------
 
 GAPS = """
@@ -580,6 +624,26 @@ def test_slow_server_leaves_reuse_as_stock(run_function, switch):
     assert run.result[0][0] == 1 and [retries for retries, _ in run.result[1:]] == [0] * 10, run.result
     assert connections == 2, (connections, run.stderr)
     assert stale_warnings(run) == [], run.stderr
+
+
+def test_one_off_reset_costs_a_bounded_number_of_handshakes(run_function):
+    """One reset on a reused connection after 0.3 s idle that says nothing about the path's idle
+    timeout (the server resets once), then 10 calls 0.5 s apart: the lesson (limit 0.8 x 0.3 s)
+    replaces at most idle.PROBE_AFTER connections, then one is reused as a probe, succeeds at an
+    idle past the failing one, and the lesson is gone: the last calls reuse as stock does (stock:
+    2 connections; before: a new connection for every call, for the lesson's hour)."""
+    from aws_keepalive import idle
+
+    env = dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1")
+    with DynamoDBShapedServer(reset_once=True) as reset_server:
+        run = run_function(GAPS, env=env, event={"url": reset_server.url, "gaps": [0.3] + [0.5] * 10})
+        assert run.returncode == 0, run
+        connections = reset_server.connections
+    assert [retries for retries, _ in run.result] == [1] + [0] * 10, run.result
+    assert len(stale_warnings(run)) == 1, run.stderr
+    learned = [line for line in run.layer_lines if "new connection to" in line and "(learned idle)" in line]
+    assert len(learned) == idle.PROBE_AFTER, run.stderr
+    assert connections == 2 + idle.PROBE_AFTER, (connections, run.stderr)
 
 
 def test_fresh_connection_failure_is_not_a_stale_reuse(run_function):

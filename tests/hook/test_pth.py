@@ -66,6 +66,17 @@ def test_on_imports_only_its_own_modules_at_startup():
     assert [name for name in added if name.split(".")[0] != "aws_keepalive"] == []
 
 
+def test_no_prepared_index_no_prepared_module():
+    """Switch on, no prepared data beside the package (the hook flavor, this source tree): importing
+    botocore does not import aws_keepalive.prepared (nor the pickle it would bring)."""
+    assert not os.path.exists(os.path.join(LAYER, "aws_keepalive", "prepared.pickle"))
+    script = ("import json, site, sys; site.addsitedir(sys.argv[1]); import botocore.session; "
+              "print(json.dumps(['aws_keepalive.patch' in sys.modules, 'aws_keepalive.prepared' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", script, LAYER], env=dict(BASE_ENV, **ON), capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    assert json.loads(out) == [True, False]
+
+
 def test_debug_startup_line_does_not_import_botocore(run_function):
     """Debug on: the startup line names botocore's version and path without importing it."""
     run = run_function(STARTUP_STATE, env=dict(ON, AWS_PYTHON_KEEPALIVE_DEBUG="1"))
