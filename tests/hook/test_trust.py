@@ -693,7 +693,11 @@ def test_known_bundle_verified_through_its_directory(trust_once, known, loads, t
             ddb.list_tables()
         assert tls.server.connections == 3
     assert tls.ca_bundle not in loads
-    assert loads == [("capath", directory)] * 3
+    # Per connection attempt (urllib3 loads before each handshake): under load a retried attempt
+    # adds one more, and the patched loader also sees other tests' lingering threads, so count
+    # only this test's bundle and directory, and never fewer than one per connection.
+    ours = [load for load in loads if load in (tls.ca_bundle, ("capath", directory))]
+    assert ours.count(("capath", directory)) >= 3 and set(ours) == {("capath", directory)}
 
 
 def test_known_bundle_rejects_a_ca_not_in_it(trust_once, known, loads, tmp_path):
