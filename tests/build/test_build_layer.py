@@ -369,18 +369,10 @@ def test_hook_flavor_patches_the_runtime_kind_botocore(hook_layer, tmp_path, min
 
 KNOWN_BUNDLE_PROBE = r'''
 import os
-import ssl
 
-loaded = []
-original = ssl.SSLContext.load_verify_locations
+from keepalive_probe import record_ca_loads
 
-
-def counting(self, cafile=None, capath=None, cadata=None):
-    loaded.append([cafile, capath])
-    return original(self, cafile, capath, cadata)
-
-
-ssl.SSLContext.load_verify_locations = counting
+loaded = record_ca_loads()
 import boto3, botocore
 from botocore.config import Config
 from botocore.httpsession import get_cert_path
@@ -420,6 +412,7 @@ def test_default_bundle_served_from_its_hashed_directory(layer, hook_layer, tmp_
     task = tmp_path / "task"
     task.mkdir()
     (task / "probe_bundle.py").write_text(KNOWN_BUNDLE_PROBE)
+    shutil.copy(os.path.join(REPO, "tests", "hook", "task", "keepalive_probe.py"), str(task))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     trustme.CA().issue_cert("localhost").configure_cert(context)
     results = {}
