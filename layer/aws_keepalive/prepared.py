@@ -425,6 +425,9 @@ def _make_load_data_with_path(original):
                         try:
                             found = _unpickle(_read_parsed(parsed_name))
                         except Exception as error:
+                            # Not tried again in this process: a damaged file would cost a read and
+                            # a failed load on top of stock's parse at every Loader.
+                            prepared.parsed.pop(relative + "/" + name + extension, None)
                             diagnostics.report_once(
                                 "prepared file",
                                 "could not use the prepared %s: %r; parsing the file" % (source, error),

@@ -238,6 +238,31 @@ def test_index_may_name_no_other_class(tmp_path):
     assert result["used"] is False and "prepared data names posix.getcwd" in stderr
 
 
+def test_damaged_pre_parsed_file_is_tried_once(tmp_path):
+    """A pre-parsed file that cannot be loaded (truncated) is reported once and read no more: later
+    Loaders parse the file as stock does, without reading the damaged one again first."""
+    site = make_site(tmp_path)
+    prepare_data.prepare(str(site))
+    name = pickle.loads(index_file(site).read_bytes())["parsed"]["botocore/data/endpoints.json"][1]
+    damaged = index_file(site).parent / name
+    damaged.write_bytes(damaged.read_bytes()[:1000])
+    check = """
+from botocore.loaders import Loader
+from aws_keepalive import prepared
+reads = []
+read_parsed = prepared._read_parsed
+prepared._read_parsed = lambda name: reads.append(name) or read_parsed(name)
+loaded = [Loader().load_data("endpoints") for _ in range(3)]
+results["reads"] = repr(len(reads))
+results["same"] = repr(loaded[0] == loaded[2] and "partitions" in loaded[0])
+"""
+    result, stderr = probe(site, ON, services=(), extra=check)
+    assert result["used"] is True
+    # The probe's clients met the damaged file first: the three Loaders after them read it no more.
+    assert result["results"]["reads"] == "0" and result["results"]["same"] == "True"
+    assert len([line for line in stderr.splitlines() if "could not use the prepared" in line]) == 1
+
+
 def copy_of_botocore(folder):
     """``folder/botocore``: the test venv's botocore, its entries and its data folder's entries
     symlinked, the data folder itself a real one (a test may add to it or replace a file)."""
