@@ -455,7 +455,7 @@ def _drop_stale(loader):
     a service check (_Prepared.service_tree) found that folder not as built: stock's code answers
     them again.  Runs before the cache is consulted, at each call of a replaced method."""
     prepared = _state
-    if prepared and getattr(loader, "_aws_keepalive_spoiled", 0) != prepared.spoiled:
+    if prepared and prepared.spoiled and loader.__dict__.get("_aws_keepalive_spoiled", 0) != prepared.spoiled:
         # list() copies the keys in one step (another thread may add to the cache meanwhile).
         for key in list(loader._cache):
             if isinstance(key, tuple) and key and key[0] in _ANSWERED:
@@ -479,10 +479,17 @@ def _make_load_service_model(original):
         not as built, answers this Loader cached from the index are dropped first, so that stock's
         listing answers them again (a type added to that service, a version folder added)."""
         service_name = args[0] if args else kwargs.get("service_name")
-        prepared = _usable(self) if isinstance(service_name, str) else None
-        if prepared is not None:
-            for path in self.search_paths:
-                prepared.service_tree(path, service_name)
+        # Once per service per Loader (a set bounded by the services it loads): a call answered
+        # from botocore's cache stays as cheap as stock's.
+        checked = self.__dict__.get("_aws_keepalive_services")
+        if checked is None or service_name not in checked:
+            prepared = _usable(self) if isinstance(service_name, str) else None
+            if prepared is not None:
+                for path in self.search_paths:
+                    prepared.service_tree(path, service_name)
+                if checked is None:
+                    checked = self._aws_keepalive_services = set()
+                checked.add(service_name)
         _drop_stale(self)
         return original(self, *args, **kwargs)
 
