@@ -149,9 +149,10 @@ def waited_out_read_timeout(record, read_timeout_s: float) -> bool:
     ``read_timeout_s`` after botocore sent it: the call sat on a silently dropped flow.
 
     Timed between the worker's own lab_observe events (the attempt, then the exception or retry
-    that ended it), not by the put's total time: that also holds botocore's retry backoff (legacy
-    mode, the runtime's bundled botocore: a random 0-1 s, as long as the scaled read timeout) and
-    the retry's new handshake, so a reset call on a loaded machine lasted 1 s and passed for a hang.
+    that ended it), not by the put's total time: that also holds botocore's backoff and the
+    retry's new TCP + TLS handshake through the lab's relays (Netem, the TLS front, DynamoDB
+    Local's JVM), which took 0.3-0.6 s with six environments side by side on a loaded 2-core
+    machine, so a reset call reached the scaled 1 s read timeout and passed for a hang.
     """
     sent_at = None
     for event in record.events:

@@ -53,8 +53,8 @@ def test_without_the_layer_idle_workers_meet_dead_flows(table_rows):
 
 def test_a_hang_is_an_attempt_unanswered_for_the_read_timeout_not_a_slow_call():
     """hangs counts a call whose attempt got no response for the read timeout (1 s here); a reset
-    call that lasted longer only through botocore's random backoff and a slow new handshake (as on
-    a loaded machine) is no hang."""
+    call that lasted longer only through its retry's slow new handshake (as on a loaded machine)
+    is no hang."""
     from types import SimpleNamespace
 
     from lab.experiments.demo.lmi import waited_out_read_timeout
