@@ -19,8 +19,13 @@ SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
 # (tools/ca_dir.py, layer/aws_keepalive/trust.py): the full layer its own pinned SDK's (the one its
 # functions run with; ~0.2 MB each, and its zip is near the size budget), the hook flavor also the
 # runtimes' bundled ones (lab/runtime-sdk).
-CA_SDKS := layer/requirements.txt $(sort $(wildcard lab/runtime-sdk/*.txt))
+RUNTIME_SDKS := $(sort $(wildcard lab/runtime-sdk/*.txt))
+CA_SDKS := layer/requirements.txt $(RUNTIME_SDKS)
 FLAVOR_CA_SDKS = $(if $(filter hook,$(FLAVOR)),$(CA_SDKS),layer/requirements.txt)
+# The SDKs whose data folders the hook flavor indexes and whose top-level data files it ships
+# pre-parsed (tools/prepare_data.py, layer/aws_keepalive/prepared.py): the runtimes' bundled ones;
+# the full flavor prepares its own SDK from its staged tree.
+FLAVOR_PREPARED_SDKS = $(if $(filter hook,$(FLAVOR)),$(RUNTIME_SDKS))
 
 # make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
 # sha256 and sizes. tools/ca_dir.py needs the openssl command (Debian's openssl; apt only when missing).
@@ -30,7 +35,8 @@ layer: | $(UV)
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
 	$(TOOL_PYTHON) tools/build_layer.py --flavor $(FLAVOR) --uv $(UV) --requirements layer/requirements.txt \
 	  --hook layer --work $(BUILD_DIR)/$(basename $(notdir $(FLAVOR_ZIP))) --out $(FLAVOR_ZIP) --services "$(SERVICES)" \
-	  $(addprefix --python ,$(LAYER_PYTHONS)) $(addprefix --ca-sdk ,$(FLAVOR_CA_SDKS))
+	  $(addprefix --python ,$(LAYER_PYTHONS)) $(addprefix --ca-sdk ,$(FLAVOR_CA_SDKS)) \
+	  $(addprefix --prepared-sdk ,$(FLAVOR_PREPARED_SDKS))
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).

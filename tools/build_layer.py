@@ -21,9 +21,12 @@ Steps, each a function below:
    cacert.pem botocore verifies with when the function names none (certifi's when the lock has
    certifi), taken from the installed wheels; trust.py recognises the bundle by content and lets
    OpenSSL read only the certificates a handshake needs (docs/trust.md);
-5. (full flavor) prepare what the SDK would list and parse at client creation
-   (tools/prepare_data.py: the data folders' index, the top-level data files pre-parsed), and
-   compile bytecode with every supported CPython found on this machine;
+5. prepare what the SDK would list and parse at client creation (tools/prepare_data.py: the data
+   folders' index, the top-level data files pre-parsed, into ``aws_keepalive/prepared-data/``):
+   the full flavor for its own staged SDK, the hook flavor for each SDK named by ``--prepared-sdk``
+   (the runtimes' bundled SDKs, installed from their locks as in step 4); prepared.py recognises
+   the imported botocore by release and by one listing of its data folder.  Then compile
+   bytecode with every supported CPython found on this machine;
 6. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
    and sizes.
 
@@ -97,17 +100,22 @@ def default_bundle(site):
     raise SystemExit("build_layer: no botocore (or certifi) CA bundle under %s" % site)
 
 
-def write_ca_dirs(uv, sdk_locks, target, work, python):
-    """Step 4: one hashed CA directory per distinct default bundle of the SDK locks; returns the
-    bundles' sha256 names, sorted."""
-    root = os.path.join(target, "aws_keepalive", "ca")
+def write_sdk_data(uv, ca_locks, prepared_locks, target, work, python):
+    """Steps 4 and 5 for SDKs the layer does not ship but knows (installed from their hash-pinned
+    locks, each once): one hashed CA directory per distinct default bundle of ``ca_locks``, and the
+    prepared data (tools/prepare_data.py) of each SDK of ``prepared_locks``.  Returns the bundles'
+    sha256 names, sorted."""
+    ca_root = os.path.join(target, "aws_keepalive", "ca")
     names = set()
-    for index, lock in enumerate(sdk_locks):
-        site = os.path.join(work, "ca-sdk", str(index))
-        # Only one file is read from it: link from uv's cache rather than copy.
+    for index, lock in enumerate(dict.fromkeys(list(ca_locks) + list(prepared_locks))):
+        site = os.path.join(work, "sdk", str(index))
+        # Only a few files are read from it: link from uv's cache rather than copy.
         install_dependencies(uv, lock, site, python, link_mode="hardlink")
-        names.add(os.path.basename(ca_dir.build(default_bundle(site), root)))
-    shutil.rmtree(os.path.join(work, "ca-sdk"), ignore_errors=True)
+        if lock in ca_locks:
+            names.add(os.path.basename(ca_dir.build(default_bundle(site), ca_root)))
+        if lock in prepared_locks:
+            prepare_data.prepare(site, os.path.join(target, prepare_data.OUTPUT))
+    shutil.rmtree(os.path.join(work, "sdk"), ignore_errors=True)
     return sorted(names)
 
 
@@ -272,7 +280,15 @@ def megabytes(size):
 FLAVORS = ("full", "hook")
 
 
-def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor="full", ca_sdks=()):
+def prepared_releases(target):
+    """The botocore releases the staged tree holds prepared data for, sorted."""
+    folder = os.path.join(target, prepare_data.OUTPUT)
+    names = os.listdir(folder) if os.path.isdir(folder) else []
+    return sorted(name[len("botocore-"):-len(".pickle")] for name in names if name.startswith("botocore-"))
+
+
+def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor="full", ca_sdks=(),
+          prepared_sdks=()):
     """Run every step; returns a dict describing the result (also printed by main)."""
     if flavor not in FLAVORS:
         raise SystemExit("build_layer: unknown flavor %r (one of: %s)" % (flavor, ", ".join(FLAVORS)))
@@ -281,14 +297,15 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     shutil.rmtree(work, ignore_errors=True)
     target = os.path.join(work, "python")
     os.makedirs(target)
+    python = pythons[0] if pythons else sys.executable
     if flavor == "full":
-        install_dependencies(uv, requirements, target, pythons[0] if pythons else sys.executable)
+        install_dependencies(uv, requirements, target, python)
     copy_hook(hook_dir, target)
     build_wheel.write_dist_info(hook_dir, target)
     prune(target)
     if services:
         trim_services(target, services)
-    ca_bundles = write_ca_dirs(uv, ca_sdks, target, work, pythons[0] if pythons else sys.executable) if ca_sdks else []
+    ca_bundles = write_sdk_data(uv, ca_sdks, prepared_sdks, target, work, python) if ca_sdks or prepared_sdks else []
     if flavor == "full":
         # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
         # client creation (tools/prepare_data.py; read by aws_keepalive/prepared.py).
@@ -306,6 +323,7 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
         "services": sorted(services) if services else None,
         "flavor": flavor,
         "ca_bundles": ca_bundles,
+        "prepared": prepared_releases(target),
     }
 
 
@@ -321,22 +339,25 @@ def main(argv=None):
     parser.add_argument("--services", default="", help="comma-separated botocore services to keep (default: all)")
     parser.add_argument("--ca-sdk", action="append", default=[],
                         help="hash-pinned SDK lock whose default CA bundle gets a hashed directory (repeatable)")
+    parser.add_argument("--prepared-sdk", action="append", default=[],
+                        help="hash-pinned SDK lock whose data gets prepared (tools/prepare_data.py; repeatable)")
     args = parser.parse_args(argv)
     if not args.python:
         parser.error("at least one --python is needed (bytecode is what makes the layer start fast)")
     if args.flavor == "full" and not (args.uv and args.requirements):
         parser.error("the full flavor needs --uv and --requirements")
-    if args.ca_sdk and not args.uv:
-        parser.error("--ca-sdk needs --uv")
+    if (args.ca_sdk or args.prepared_sdk) and not args.uv:
+        parser.error("--ca-sdk and --prepared-sdk need --uv")
     services = [name.strip() for name in args.services.split(",") if name.strip()]
     result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services, args.flavor,
-                   args.ca_sdk)
+                   args.ca_sdk, args.prepared_sdk)
     print("layer:    %s" % result["zip"])
     print("sha256:   %s" % result["sha256"])
     print("zipped:   %s" % megabytes(result["zipped"]))
     print("unzipped: %s in %d files" % (megabytes(result["unzipped"]), result["files"]))
     print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
     print("ca_dirs:  %s" % (", ".join(name[:12] for name in result["ca_bundles"]) or "none"))
+    print("prepared: botocore %s" % (", ".join(result["prepared"]) or "none"))
     if args.flavor == "hook":
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:

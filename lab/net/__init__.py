@@ -4,6 +4,8 @@
 silent drop), ``netem`` (an asyncio TCP proxy adding round-trip time and counting connections),
 ``tls_front`` (TLS in front of a plain endpoint, a trustme CA), ``tcpinfo`` (the kernel's TCP_INFO
 of a socket), ``echo`` (a TCP echo server); ``_loop``: the event-loop thread the proxies share.
+Two helpers every room uses, one resource each: ``server_thread`` (a socketserver server serving on
+a thread of its own) and ``process`` (a process the lab started, stopped by pid).
 
 Imports: the standard library and third-party packages only, nothing else of ``lab``.
 """

@@ -5,7 +5,9 @@ connection, and so that TLS reads and writes on one connection never run concurr
 threads (an ``ssl.SSLSocket`` shared by a reader and a writer thread is not safe). The tests and
 the demo, however, are ordinary blocking code. This class bridges the two: ``start()`` spins up a
 loop in a daemon thread, ``call(coro)`` runs a coroutine there and waits (bounded) for its result,
-and ``stop()`` cancels whatever is still running and joins the thread (bounded).
+and ``stop()`` cancels whatever is still running and joins the thread (bounded). ``LoopServer``
+is the lifecycle both proxies share: an asyncio server on a loop thread of its own, started and
+stopped by blocking calls, and a context manager.
 
 Errors that asyncio would print to stderr from callbacks nobody awaits (a client that aborts a TLS
 handshake, a peer that resets a connection) are recorded in ``errors`` instead: the lab provokes
@@ -69,3 +71,55 @@ class LoopThread:
         if self._thread.is_alive():
             raise RuntimeError(f"{self.name}: event loop thread did not stop within {timeout} s")
         self._thread = None
+
+
+class LoopServer:
+    """An asyncio server on a ``LoopThread`` of its own (subclassed by the Netem proxy and the TLS front).
+
+    A subclass writes two coroutines: ``_start()`` opens ``_server`` and sets ``port``; ``_stop()``
+    closes it and aborts the connections it holds.  ``start()`` runs the first on the loop (and
+    stops again if it fails), ``stop()`` the second, bounded and never raising (stopping runs in
+    ``finally`` and ``__exit__``; what it could not close the loop's own stop cancels), then ends
+    the loop.
+    """
+
+    def __init__(self, name: str, listen_host: str, listen_port: int) -> None:
+        self.listen_host = listen_host
+        self.listen_port = listen_port
+        self.port: int | None = None
+        self._loop = LoopThread(name)
+        self._server: asyncio.base_events.Server | None = None
+
+    async def _start(self) -> None:
+        raise NotImplementedError
+
+    async def _stop(self) -> None:
+        raise NotImplementedError
+
+    def start(self):
+        self._loop.start()
+        try:
+            self._loop.call(self._start())
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        if self._loop.loop is not None and self._server is not None:
+            try:
+                self._loop.call(self._stop(), timeout=10)
+            except Exception:
+                pass
+        self._loop.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        assert self.port is not None, "start() first"
+        return (self.listen_host, self.port)

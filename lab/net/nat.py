@@ -64,6 +64,8 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+from lab.net import process
+
 PREFIX = "akl"
 SUBNET = "10.231.{n}.{host}"
 MODES = ("reset", "drop", "off")
@@ -206,13 +208,7 @@ class NatNamespace:
     def delete(self) -> None:
         """Stop processes started with ``popen`` (by pid), delete the namespace and veth."""
         for proc in self._procs:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
+            process.stop(proc)
         self._procs.clear()
         if self.name:
             _run(["ip", "netns", "del", self.name], check=False)

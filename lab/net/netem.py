@@ -53,7 +53,7 @@ import struct
 import time
 from typing import Optional
 
-from lab.net._loop import LoopThread
+from lab.net._loop import LoopServer
 
 CONNECT_TIMEOUT = 5.0
 ACTIONS = ("fin", "rst", "drop")
@@ -89,7 +89,7 @@ class _Conn:
         self.fins = 0
 
 
-class Netem:
+class Netem(LoopServer):
     """``with Netem(upstream=("127.0.0.1", 8443), rtt=0.01) as net: net.port, net.accepted``."""
 
     def __init__(
@@ -104,42 +104,21 @@ class Netem:
     ) -> None:
         if idle_action not in ACTIONS:
             raise ValueError(f"idle_action must be one of {ACTIONS}")
+        super().__init__("netem", listen_host, listen_port)
         self.upstream = upstream
         self.rtt = float(rtt)
-        self.listen_host = listen_host
-        self.listen_port = listen_port
         self.idle_timeout = idle_timeout
         self.idle_action = idle_action
-        self.port: Optional[int] = None
         self.accepted = 0
         self._conns: dict[int, _Conn] = {}
         self._stats: list[ConnStats] = []
-        self._loop = LoopThread("netem")
-        self._server = None
         self._reaper: Optional[asyncio.Future] = None
 
-    # --- lifecycle -----------------------------------------------------------------------------
-    def start(self) -> "Netem":
-        self._loop.start()
-        try:
-            self._loop.call(self._start())
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
+    # --- lifecycle (LoopServer: start, stop, with) -----------------------------------------------
     async def _start(self) -> None:
         self._server = await asyncio.start_server(self._handle, self.listen_host, self.listen_port)
         self.port = self._server.sockets[0].getsockname()[1]
         self._reaper = asyncio.ensure_future(self._reap_idle())
-
-    def stop(self) -> None:
-        if self._loop.loop is not None and self._server is not None:
-            try:
-                self._loop.call(self._stop(), timeout=10)
-            except Exception:
-                pass
-        self._loop.stop()
 
     async def _stop(self) -> None:
         self._server.close()
@@ -147,17 +126,6 @@ class Netem:
             self._reaper.cancel()
         for conn in list(self._conns.values()):
             self._finish(conn, "closed", abort=True)
-
-    def __enter__(self) -> "Netem":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @property
-    def address(self) -> tuple[str, int]:
-        assert self.port is not None, "start() first"
-        return (self.listen_host, self.port)
 
     # --- reading counters (thread-safe snapshots) ----------------------------------------------
     def connections(self) -> list[ConnStats]:

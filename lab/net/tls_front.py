@@ -31,7 +31,7 @@ import ssl
 import tempfile
 from pathlib import Path
 
-from lab.net._loop import LoopThread
+from lab.net._loop import LoopServer
 
 # A TLS handshake that has not finished after this long is abandoned (a client that connected
 # and went silent must not hold a task forever).
@@ -39,7 +39,7 @@ HANDSHAKE_TIMEOUT = 10.0
 CONNECT_TIMEOUT = 5.0
 
 
-class TLSFront:
+class TLSFront(LoopServer):
     """``with TLSFront(("127.0.0.1", 8000)) as tls: tls.port, tls.ca_bundle_path``."""
 
     def __init__(
@@ -52,20 +52,16 @@ class TLSFront:
         workdir: str | os.PathLike | None = None,
         reopen_upstream: bool = False,
     ) -> None:
+        super().__init__("tls-front", listen_host, listen_port)
         self.upstream = upstream
         self.reopen_upstream = reopen_upstream
         self.upstream_connections = 0
-        self.listen_host = listen_host
-        self.listen_port = listen_port
         self.hostnames = list(dict.fromkeys(hostnames))
         self._workdir_arg = workdir
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.workdir: Path | None = None
         self.ca_bundle_path: str | None = None
-        self.port: int | None = None
         self.accepted = 0
-        self._loop = LoopThread("tls-front")
-        self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._ctx: ssl.SSLContext | None = None
         self._ca = None
@@ -97,7 +93,7 @@ class TLSFront:
             if self._ca is not None:
                 self._issue()
 
-    # --- lifecycle -----------------------------------------------------------------------------
+    # --- lifecycle (LoopServer: start, stop, with) -----------------------------------------------
     def start(self) -> "TLSFront":
         for n in self.hostnames:
             _check_identity(n)
@@ -109,15 +105,9 @@ class TLSFront:
             self.workdir.mkdir(parents=True, exist_ok=True)
         self.ca_bundle_path = str(self.workdir / "ca.pem")
         self._issue()
-        self._loop.start()
-        try:
-            self._loop.call(self._start_server())
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return super().start()
 
-    async def _start_server(self) -> None:
+    async def _start(self) -> None:
         self._server = await asyncio.start_server(
             self._handle,
             self.listen_host,
@@ -128,33 +118,17 @@ class TLSFront:
         self.port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
-        if self._loop.loop is not None and self._server is not None:
-            try:
-                self._loop.call(self._close_all(), timeout=10)
-            except Exception:
-                pass
-        self._loop.stop()
+        super().stop()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
 
-    async def _close_all(self) -> None:
+    async def _stop(self) -> None:
         assert self._server is not None
         self._server.close()
         for w in list(self._writers):
             w.transport.abort()
         self._writers.clear()
-
-    def __enter__(self) -> "TLSFront":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @property
-    def address(self) -> tuple[str, int]:
-        assert self.port is not None, "start() first"
-        return (self.listen_host, self.port)
 
     def url(self, host: str | None = None) -> str:
         """``https://host:port`` for a host the certificate covers (default: the listen host)."""

@@ -53,6 +53,8 @@ import uuid
 from pathlib import Path
 from typing import Callable, Optional
 
+from lab.net import process
+from lab.net.server_thread import ServerThread
 from lab.services.dynamodb import free_port
 
 CHECKPOINT_PATH = "/2025-12-01/durable-executions/"
@@ -138,9 +140,7 @@ class KeepAliveFront:
         self._lock = threading.Lock()
         self._server = _FrontServer(("127.0.0.1", 0), _FrontHandler)
         self._server.front = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="keepalive-front", daemon=True)
-        self._thread.start()
+        self._serving = ServerThread(self._server, "keepalive-front")
 
     @property
     def address(self) -> tuple:
@@ -155,9 +155,7 @@ class KeepAliveFront:
             return {ua for _, _, _, ua in self.requests}
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._serving.close()
 
 
 # --- Lambda's Invoke API ------------------------------------------------------------------------
@@ -199,9 +197,7 @@ class InvokeEndpoint:
     def __init__(self) -> None:
         self._server = _InvokeServer(("127.0.0.1", 0), _InvokeHandler)
         self._server.functions = {}
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="invoke-endpoint", daemon=True)
-        self._thread.start()
+        self._serving = ServerThread(self._server, "invoke-endpoint")
 
     @property
     def url(self) -> str:
@@ -214,9 +210,7 @@ class InvokeEndpoint:
         self._server.functions.pop(name, None)
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._serving.close()
 
 
 def invoke_function(fn, payload: bytes, timeout: float) -> tuple:
@@ -321,13 +315,7 @@ class DurableService:
             self.front.close()
             self.front = None
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait(5)
+            process.stop(self.proc)
             self.proc = None
         if self.invoke is not None:
             self.invoke.close()

@@ -30,7 +30,6 @@ import atexit
 import http.client
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -38,6 +37,7 @@ import time
 from pathlib import Path
 
 from lab import REPO
+from lab.net import process
 
 POM = Path(__file__).resolve().parent / "dynamodb-local.pom.xml"
 MAIN_CLASS = "com.amazonaws.services.dynamodbv2.local.main.ServerRunner"
@@ -245,13 +245,7 @@ class DynamoDBLocal:
             self.tls.stop()
             self.tls = None
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-                try:
-                    self.proc.wait(STOP_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait(STOP_TIMEOUT)
+            process.stop(self.proc, STOP_TIMEOUT)
             self.proc = None
         if self._log is not None:
             self._log.close()

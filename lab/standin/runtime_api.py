@@ -56,6 +56,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from lab.net.server_thread import ServerThread
+
 PREFIX = "/2018-06-01/runtime"
 DEFAULT_FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:lab-function"
 
@@ -242,9 +244,7 @@ class RuntimeApi:
             self._server.server_bind()
             self._server.server_activate()
         self._server.api = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="runtime-api", daemon=True)
-        self._thread.start()
+        self._serving = ServerThread(self._server, "runtime-api")
 
     # --- public API -----------------------------------------------------------------------------
     @property
@@ -361,9 +361,7 @@ class RuntimeApi:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._serving.close()
 
     def __enter__(self):
         return self

@@ -10,7 +10,9 @@ The pipeline, one module per step:
                                trust.py: the CA bundle not parsed per connection (a known
                                bundle read from its hashed directory, any other once per client);
                                prepared.py: client creation answers botocore's service listings
-                               and endpoints.json from data the layer build prepared (full flavor);
+                               and endpoints.json from data the layer build prepared for that
+                               botocore release (the full flavor's own, the runtimes' bundled
+                               ones), checked by one listing of its data folder;
                                children.py: the same in every process multiprocessing starts;
                                wrap.py: the one way every patch replaces a function)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr;

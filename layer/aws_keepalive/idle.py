@@ -71,8 +71,9 @@ Learning must never leave a path worse off than stock, so a lesson needs proof a
 Idle times come from ``idle_seconds`` (the larger of the monotonic and the wall clock, see
 there): a clock that missed a freeze can only understate a failure's idle time, which lowers the
 limit (one more handshake), never raises it past a failure.  The per-host table is shared by
-every client and thread of the process: writes hold a lock, reads take one list element, which
-is atomic; it holds one entry per endpoint host the function talks to, up to ``MAX_HOSTS``.
+every client and thread of the process: writes hold a lock, reads take one attribute of a host's
+entry, which is atomic; it holds one entry per endpoint host the function talks to, up to
+``MAX_HOSTS``.
 """
 
 import socket
@@ -103,10 +104,32 @@ PROBE_AFTER = 4
 MAX_PROBE_AFTER = 256
 # Hosts the table holds at most; the one entered longest ago goes first.
 MAX_HOSTS = 1024
-# host -> [longest idle reused successfully (s), shortest idle that met a stale flow (s) or None,
-#          time.monotonic() of the last stale reuse or None, connections the lesson replaced,
-#          its budget (PROBE_AFTER, doubled per confirmed lesson), the limit of a lesson that
-#          lapsed into a probe (s) or None]
+
+
+class _Host:
+    """What the table knows about one endpoint host (see the module docstring)."""
+
+    __slots__ = ("longest_ok_s", "shortest_stale_s", "stale_at", "replaced", "replace_budget",
+                 "lapsed_limit_s")
+
+    def __init__(self):
+        # The longest idle a reused connection survived on this host (s); a stale reuse at that
+        # idle or less resets it.
+        self.longest_ok_s = 0.0
+        # The shortest idle that met a stale flow (s), or None: no lesson.
+        self.shortest_stale_s = None
+        # time.monotonic() of the last stale reuse, or None; the lesson expires
+        # LEARNED_LIFETIME_S after it.
+        self.stale_at = None
+        # Connections the lesson replaced so far, and how many it may replace ("A budget":
+        # PROBE_AFTER, doubled by each probe that met a dead flow, up to MAX_PROBE_AFTER).
+        self.replaced = 0
+        self.replace_budget = PROBE_AFTER
+        # The limit of a lesson that lapsed into a probe (s), or None.
+        self.lapsed_limit_s = None
+
+
+# host -> _Host
 _hosts = {}
 _hosts_lock = threading.RLock()
 
@@ -165,14 +188,14 @@ def _lesson_spent(host):
     be replaced (a handshake follows), so the lock costs nothing that matters."""
     with _hosts_lock:
         state = _hosts.get(host)
-        if state is None or state[1] is None:
+        if state is None or state.shortest_stale_s is None:
             return False
-        state[3] += 1
-        if state[3] <= state[4]:
+        state.replaced += 1
+        if state.replaced <= state.replace_budget:
             return False
-        state[5] = max(state[0], state[1] * LEARN_FRACTION)
-        state[1] = state[2] = None
-        state[3] = 0
+        state.lapsed_limit_s = max(state.longest_ok_s, state.shortest_stale_s * LEARN_FRACTION)
+        state.shortest_stale_s = state.stale_at = None
+        state.replaced = 0
         return True
 
 
@@ -182,12 +205,13 @@ def learned_limit_s(host):
     state = _hosts.get(host)
     if state is None:
         return None
-    stale_s, learned_at = state[1], state[2]  # one read each: a writer may change them
-    if stale_s is None or learned_at is None:
+    # One read each: a writer may change them.
+    stale_s, stale_at = state.shortest_stale_s, state.stale_at
+    if stale_s is None or stale_at is None:
         return None
-    if time.monotonic() - learned_at > LEARNED_LIFETIME_S:
+    if time.monotonic() - stale_at > LEARNED_LIFETIME_S:
         return None
-    return max(state[0], stale_s * LEARN_FRACTION)
+    return max(state.longest_ok_s, stale_s * LEARN_FRACTION)
 
 
 def _entry(host):
@@ -196,26 +220,26 @@ def _entry(host):
     if state is None:
         while len(_hosts) >= MAX_HOSTS:
             del _hosts[next(iter(_hosts))]  # the host entered longest ago
-        state = _hosts[host] = [0.0, None, None, 0, PROBE_AFTER, None]
+        state = _hosts[host] = _Host()
     return state
 
 
 def reused_ok(host, idle_s):
     """A request on a connection reused after ``idle_s`` got its response: the flow was alive."""
     state = _hosts.get(host)
-    if state is not None and idle_s <= state[0]:
+    if state is not None and idle_s <= state.longest_ok_s:
         return  # the common case, without the lock
     with _hosts_lock:
         state = _entry(host)
-        if idle_s > state[0]:
-            state[0] = idle_s
-        if state[1] is not None and idle_s >= state[1]:
+        if idle_s > state.longest_ok_s:
+            state.longest_ok_s = idle_s
+        if state.shortest_stale_s is not None and idle_s >= state.shortest_stale_s:
             # The path held a flow as long as the one that failed: that failure is history.
-            state[1] = state[2] = None
-            state[4] = PROBE_AFTER
-        if state[5] is not None and idle_s > state[5]:
+            state.shortest_stale_s = state.stale_at = None
+            state.replace_budget = PROBE_AFTER
+        if state.lapsed_limit_s is not None and idle_s > state.lapsed_limit_s:
             # A probe past a lapsed lesson's limit got its answer: the lesson was wrong.
-            state[4], state[5] = PROBE_AFTER, None
+            state.replace_budget, state.lapsed_limit_s = PROBE_AFTER, None
 
 
 def reused_stale(host, idle_s):
@@ -223,18 +247,19 @@ def reused_stale(host, idle_s):
     learned limit from now on (None when learning is off)."""
     with _hosts_lock:
         state = _entry(host)
-        expired = state[2] is None or time.monotonic() - state[2] > LEARNED_LIFETIME_S
-        if state[5] is not None:
+        expired = state.stale_at is None or time.monotonic() - state.stale_at > LEARNED_LIFETIME_S
+        if state.lapsed_limit_s is not None:
             # The path failed again after a lesson lapsed unrefuted: it was right, trust it longer.
-            state[4], state[5] = min(2 * state[4], MAX_PROBE_AFTER), None
-        state[3] = 0
-        if expired or state[1] is None or idle_s < state[1]:
-            state[1] = idle_s
-        if state[0] >= idle_s:
+            state.replace_budget = min(2 * state.replace_budget, MAX_PROBE_AFTER)
+            state.lapsed_limit_s = None
+        state.replaced = 0
+        if expired or state.shortest_stale_s is None or idle_s < state.shortest_stale_s:
+            state.shortest_stale_s = idle_s
+        if state.longest_ok_s >= idle_s:
             # A flow that died at idle_s outdates an older success at that idle or longer (the
             # path's timeout went down): nothing known to work since.
-            state[0] = 0.0
-        state[2] = time.monotonic()
+            state.longest_ok_s = 0.0
+        state.stale_at = time.monotonic()
     return learned_limit_s(host) if learn else None
 
 

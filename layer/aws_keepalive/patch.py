@@ -67,12 +67,12 @@ def apply(settings):
 
         steps.append(("trust store", trust.patch))
     if settings.prepared:
-        if _prepared_data_for(path):
-            from . import prepared  # only when there is an index for this botocore
+        if _prepared_data_for(version):
+            from . import prepared  # only when there is an index for this botocore release
 
             steps.append(("data loader", prepared.patch))
         else:
-            diagnostics.debug("prepared data: none for botocore at %s; stock loading" % path)
+            diagnostics.debug("prepared data: none for botocore %s (at %s); stock loading" % (version, path))
     for name, step in steps:
         try:
             step(settings, version, path)
@@ -452,17 +452,19 @@ def _make_connect(handshake, original):
 # --- prepared data ---------------------------------------------------------------------------
 
 
-def _prepared_data_for(path):
-    """Whether the layer build prepared data for the botocore at ``path``: it is the copy beside
-    this package (the full flavor's /opt/python/botocore) and ``prepared.pickle`` is here.
+def _prepared_data_for(version):
+    """Whether the layer build prepared data for this botocore release: its index file
+    ``aws_keepalive/prepared-data/botocore-<version>.pickle`` is here (the full flavor's own
+    release, the hook flavor's runtime releases).  Which data folder it may answer for is decided
+    by prepared.py, at first use.
 
-    Checked here, with one stat, so that where there is none (the hook flavor, a function's own
-    botocore, the source tree) neither prepared.py nor pickle is imported (docs/coldstart.md,
-    import findings).  prepared.py's INDEX and SITE name the same two paths."""
+    Checked here, with one stat, so that where there is none (a release the build did not prepare,
+    the source tree) neither prepared.py nor pickle is imported (docs/coldstart.md, import
+    findings).  prepared.py's DATA and index_path name the same file."""
+    if not version or version.startswith(".") or "/" in version or os.sep in version:
+        return False
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.dirname(path) == os.path.dirname(here) and os.path.isfile(
-        os.path.join(here, "prepared.pickle")
-    )
+    return os.path.isfile(os.path.join(here, "prepared-data", "botocore-%s.pickle" % version))
 
 
 # --- shadowing copies -------------------------------------------------------------------------

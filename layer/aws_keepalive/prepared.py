@@ -1,7 +1,9 @@
-"""Client creation answered from data the layer build prepared from the same files (full flavor).
+"""Client creation answered from data the layer build prepared from the same files (both flavors).
 
-Why: creating a botocore client does file-system and parsing work whose answer is fixed the
-moment the layer is built, because the layer ships its own botocore and /opt is read-only:
+Why: creating a botocore client does file-system and parsing work whose answer is fixed for a given
+botocore release, and the SDK a function runs with is a read-only copy the layer build can know:
+the full flavor's own (/opt/python/botocore), or, for the hook flavor, the one the managed runtime
+bundles (/var/runtime; the releases in lab/runtime-sdk/*.txt):
 
 * ``Loader.load_service_model`` checks the service name against ``list_available_services``,
   which lists every service folder of ``botocore/data`` (443 in 1.44.5) and stats each version's
@@ -11,22 +13,40 @@ moment the layer is built, because the layer ships its own botocore and /opt is 
 * ``create_default_resolver`` parses ``endpoints.json`` (1.26 MB) with
   ``object_pairs_hook=OrderedDict``: ~40 ms at a full vCPU, ~0.5 s at 128 MB.
 
-tools/prepare_data.py (a step of tools/build_layer.py, full flavor only) writes
-``aws_keepalive/prepared.pickle`` next to this module from the staged tree the zip is made of:
+tools/prepare_data.py (a step of tools/build_layer.py) writes ``aws_keepalive/prepared-data/``:
+the full flavor from its own staged tree, the hook flavor from each runtime SDK it knows (installed
+from its hash-pinned lock).  Per botocore release, ``botocore-<version>.pickle``:
 
-* an index of each data folder the layer ships (``botocore/data``, ``boto3/data``): its top-level
-  files, and per service folder, per version folder, the names of the files in it; with the
+* an index of that SDK's data folders (``botocore/data``, ``boto3/data``): its top-level files and
+  their sizes, and per service folder, per version folder, the names of the files in it; with the
   version of the package that owns the folder;
-* the top-level data files of ``botocore/data`` (``endpoints``, ``partitions``,
-  ``sdk-default-configuration``, ``_retry``) parsed exactly as botocore parses them
-  (``json.loads(..., object_pairs_hook=OrderedDict)``), each pickled on its own, with the size of
-  the file it came from.
+* for each top-level file of ``botocore/data`` (``endpoints``, ``partitions``,
+  ``sdk-default-configuration``, ``_retry``): its size and the name of the file beside the index
+  holding it parsed exactly as botocore parses it (``json.loads(..., object_pairs_hook=OrderedDict)``),
+  pickled -- named by content, so SDKs that ship the same file share one.
+
+Which data folder is answered from an index (``_Prepared.tree``), checked once per folder per
+process, on its first use by a Loader:
+
+* the folder is ``<package>/data`` of the botocore (or boto3) that is imported, and that package's
+  ``__version__`` is the one indexed (the index file is found by botocore's version: one stat at
+  patch time, in patch.py, so that without one neither this module nor pickle is imported);
+* and one listing of the folder matches the build's: the same service folders, the same top-level
+  files with the same sizes.  A runtime copy that was changed there, or another build of the same
+  version, is loaded as stock loads it.  This does not list each service folder (that is the cost
+  saved): a version folder or model file added inside an existing service folder of a copy with
+  the same release, the same service folders and the same top-level files is not seen (models
+  themselves are always read from the files, never from the index).
+
+So the full flavor's own copy, the hook flavor's runtime copy, and a function's own copy of a
+known release alike get the index; a function's copy of any other release (or a modified one)
+does not.
 
 What changes, and why the results are the same:
 
 * The three Loader methods that walk the search path are replaced by versions that walk it the
   same way, in the same order, with the same ``isdir`` check of each search path; only for a
-  search path that *is* one of the indexed folders is the folder listing taken from the index.
+  search path that *is* a recognised data folder is the folder listing taken from the index.
   Every other search path -- ``AWS_DATA_PATH`` entries, ``~/.aws/models``, anything a caller
   appends -- is listed and stat'ed exactly as stock does, every time.  So a service added there
   appears, a newer API version there wins ``determine_latest_version``, and a model file there
@@ -40,7 +60,7 @@ What changes, and why the results are the same:
   with the ``OrderedDict`` hook; marshal loads plain dicts faster still, but converting them back to
   ``OrderedDict`` costs more than the parse (and without it the types would differ from stock).
   Pickle can run code: only ``collections.OrderedDict`` may be named in these files
-  (``_unpickle``), and the file sits in the same read-only layer as the code that reads it.
+  (``_unpickle``), and they sit in the same read-only layer as the code that reads them.
   Service models (``.json.gz``) keep stock's path: pickles of all of them would add ~15 MB to the
   zip.
 * The results of the replaced methods are cached per Loader exactly as before (botocore's own
@@ -48,15 +68,15 @@ What changes, and why the results are the same:
 
 When it does nothing (stock loading, whole or per search path):
 
-* the botocore imported is not the one beside this package (a function's own copy in /var/task,
-  the hook flavor, the wheel), or no index was built (the source tree);
-* the index's format or a package version differs from what is imported (a stale index);
+* no index for the imported botocore's version (a release the build did not prepare, the source
+  tree), or an index of another format or for another version (stale);
+* a data folder that is not the imported package's, of another version, or whose listing differs;
 * a Loader with another file loader class, or a subclass with its own ``_potential_locations``;
 * a pickled file whose size on disk differs from the build's (loaded from the file instead);
 * ``AWS_PYTHON_KEEPALIVE_PREPARED=0`` (settings.py), or the layer switched off: this is part of
   the layer's activation, so "off" stays "no layer code on any path".
 
-A file the index cannot read (damaged) is reported once and loading stays stock.
+A file of the prepared data that cannot be read (damaged) is reported once and loading stays stock.
 """
 
 import os
@@ -65,22 +85,28 @@ import sys
 from . import diagnostics
 from .wrap import wrap as _wrap
 
-# Written by tools/prepare_data.py at layer build time.
-INDEX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepared.pickle")
-# The site folder the layer's packages sit in (/opt/python on Lambda).
-SITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FORMAT = 1
+# Written by tools/prepare_data.py at layer build time (patch.py's _prepared_data_for names it too).
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepared-data")
+FORMAT = 2
 
-# None: not read yet; False: unusable (stock loading); else the _Prepared read from INDEX.
+# None: not read yet; False: unusable (stock loading); else the _Prepared read from the index.
 _state = None
+# The index file of the imported botocore, set by patch().
+_index = None
+
+
+def index_path(version):
+    """``prepared-data/botocore-<version>.pickle``, or None for a version that is no plain name."""
+    if not version or version.startswith(".") or "/" in version or os.sep in version:
+        return None
+    return os.path.join(DATA, "botocore-%s.pickle" % version)
 
 
 def patch(settings, version, path):
-    """Replace the Loader's search-path walks when the imported botocore is the layer's own and an
-    index was built for it (patch.apply reports a failure once)."""
-    if os.path.dirname(path) != SITE or not os.path.isfile(INDEX):
-        diagnostics.debug("prepared data: none for botocore at %s; stock loading" % path)
-        return
+    """Replace the Loader's search-path walks when an index was built for the imported botocore's
+    release (patch.apply checked that it exists, and reports a failure once)."""
+    global _index
+    _index = index_path(version)
     from botocore import loaders
 
     _wrap(loaders.Loader, "list_available_services", _make_list_available_services)
@@ -119,29 +145,61 @@ def _unpickle(data):
 
 
 class _Prepared:
-    """The index read from INDEX: trees by absolute folder, parsed files by relative path."""
+    """The index read from the imported botocore's index file: trees and parsed files by their path
+    relative to a site folder (``botocore/data``, ``botocore/data/endpoints.json``)."""
 
     def __init__(self, index):
-        self.trees = {}
-        for relative, tree in index["trees"].items():
-            root = os.path.join(SITE, *relative.split("/"))
-            self.trees[root] = (tree["package"], tree["version"], tree["files"], tree["services"])
-        self.parsed = {
-            os.path.join(SITE, *relative.split("/")): entry for relative, entry in index["parsed"].items()
-        }
+        self.trees = index["trees"]
+        self.parsed = index["parsed"]
+        # Search path -> (relative folder, top-level files, {service: {version: files}}) when it is a
+        # recognised data folder, None when it is one of the imported packages' data folders but
+        # not as built.  Only those paths are kept (at most one per tree): memory stays bounded
+        # whatever search paths a process invents.
+        self.checked = {}
 
     def tree(self, path):
-        """(top-level files, {service: {version: files}}) if ``path`` is an indexed folder whose
-        package is imported at the version indexed; None otherwise."""
-        entry = self.trees.get(path)
-        if entry is None:
-            entry = self.trees.get(os.path.normpath(path))
-            if entry is None:
-                return None
-        package, version, files, services = entry
-        if getattr(sys.modules.get(package), "__version__", None) != version:
-            return None
-        return files, services
+        """(relative folder, top-level files, {service: {version: files}}) if ``path`` is the data
+        folder of an imported package at the version indexed, listed as the build listed it; else
+        None.  The listing is checked once per process, at the folder's first use."""
+        try:
+            return self.checked[path]
+        except KeyError:
+            pass
+        for relative, tree in self.trees.items():
+            module = sys.modules.get(tree["package"])
+            module_file = getattr(module, "__file__", None)
+            if getattr(module, "__version__", None) != tree["version"] or not isinstance(module_file, str):
+                continue
+            root = os.path.join(os.path.dirname(os.path.abspath(module_file)), "data")
+            if os.path.normpath(os.path.abspath(path)) != root:
+                continue
+            found = None
+            if _listed_as_built(path, tree):
+                found = (relative, tree["files"], tree["services"])
+                diagnostics.debug("prepared data: %s is %s %s's as built; listing it from the index"
+                                  % (path, tree["package"], tree["version"]))
+            else:
+                diagnostics.debug("prepared data: %s is not listed as %s %s's was at build time; stock loading"
+                                  % (path, tree["package"], tree["version"]))
+            self.checked[path] = found
+            return found
+        return None
+
+
+def _listed_as_built(path, tree):
+    """One listing of a data folder: the same service folders, and the same top-level files with the
+    same sizes, as the build indexed (os.path.isdir / isfile semantics: symlinks followed)."""
+    folders, files = [], []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir():
+                    folders.append(entry.name)
+                elif entry.is_file():
+                    files.append((entry.name, entry.stat().st_size))
+    except OSError:
+        return False
+    return sorted(folders) == list(tree["services"]) and sorted(files) == list(zip(tree["files"], tree["sizes"]))
 
 
 def _prepared():
@@ -156,7 +214,7 @@ def _read_index():
     import botocore
 
     try:
-        with open(INDEX, "rb") as source:
+        with open(_index, "rb") as source:
             index = _unpickle(source.read())
         if index.get("format") != FORMAT:
             diagnostics.debug("prepared data: format %r, not %r; stock loading" % (index.get("format"), FORMAT))
@@ -164,7 +222,7 @@ def _read_index():
         prepared = _Prepared(index)
     except Exception as error:
         diagnostics.report_once(
-            "prepared data", "could not read %s: %r; botocore loads its data as stock does" % (INDEX, error)
+            "prepared data", "could not read %s: %r; botocore loads its data as stock does" % (_index, error)
         )
         return False
     built_for = index["trees"].get("botocore/data", {}).get("version")
@@ -174,8 +232,14 @@ def _read_index():
             % (built_for, botocore.__version__)
         )
         return False
-    diagnostics.debug("prepared data: %s, built for botocore %s" % (INDEX, built_for))
+    diagnostics.debug("prepared data: %s, built for botocore %s" % (_index, built_for))
     return prepared
+
+
+def _read_parsed(name):
+    """The pickled bytes of a prepared file, by the name the index gives."""
+    with open(os.path.join(DATA, name), "rb") as source:
+        return source.read()
 
 
 def _usable(loader):
@@ -215,7 +279,7 @@ def _make_list_available_services(original):
         for possible_path in self._potential_locations():
             tree = prepared.tree(possible_path)
             if tree is not None:
-                for service_name, versions in tree[1].items():
+                for service_name, versions in tree[2].items():
                     if any(_exists(files, names) for files in versions.values()):
                         services.add(service_name)
                 continue
@@ -251,7 +315,7 @@ def _make_list_api_versions(original):
                 continue
             tree = prepared.tree(path)
             if tree is not None:
-                versions = tree[1].get(service_name, {})
+                versions = tree[2].get(service_name, {})
                 names = _file_names(type_name)
                 known_api_versions.update(v for v, files in versions.items() if _exists(files, names))
                 continue
@@ -288,23 +352,23 @@ def _make_load_data_with_path(original):
                 if found is not None:
                     return found, possible_path
                 continue
-            files, services = tree
+            relative, files, services = tree
             if len(parts) == 3:
                 files = services.get(parts[0], {}).get(parts[1], ())
             for extension in _JSON_OPEN_METHODS:
                 if parts[-1] + extension not in files:
                     continue
                 source = possible_path + extension
-                entry = prepared.parsed.get(source)
+                entry = prepared.parsed.get(relative + "/" + name + extension)
                 if entry is not None:
-                    size, data = entry
+                    size, parsed_name = entry
                     try:
                         same = os.stat(source).st_size == size
                     except OSError:
                         same = False
                     if same:
                         try:
-                            found = _unpickle(data)
+                            found = _unpickle(_read_parsed(parsed_name))
                         except Exception as error:
                             diagnostics.report_once(
                                 "prepared file",

@@ -98,7 +98,7 @@ class Settings:
         self.metrics = metrics
         self.metrics_namespace = metrics_namespace
         # Client creation answers its listings and top-level data files from what the layer build
-        # prepared (prepared.py); only with the layer's own botocore.
+        # prepared (prepared.py); only for a botocore release the build prepared, as built.
         self.prepared = prepared
 
     def describe(self):

@@ -240,4 +240,5 @@ def test_threads_updating_one_host_keep_the_extremes():
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
     [t.start() for t in threads]
     [t.join() for t in threads]
-    assert idle._hosts["h"][:2] == [56.0, 100.0]
+    state = idle._hosts["h"]
+    assert (state.longest_ok_s, state.shortest_stale_s) == (56.0, 100.0)

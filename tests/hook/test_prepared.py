@@ -13,68 +13,7 @@ from conftest import BASE_ENV, LAYER, REPO
 
 sys.path.insert(0, os.path.join(REPO, "tools"))
 import prepare_data  # noqa: E402  (tools/prepare_data.py: what the layer build runs)
-
-ON = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}
-OPT_OUT = dict(ON, AWS_PYTHON_KEEPALIVE_PREPARED="0")
-# Compared model by model here; tests/compat/test_prepared_all_services.py walks every service.
-SAMPLE = ("dynamodb", "s3", "sts", "lambda", "sqs", "kms")
-
-# Run in a fresh interpreter with ``site`` first on sys.path.  Prints one JSON object: whether the
-# index was used, how many folders under the layer's data folders were listed while creating the
-# clients, and every result compared (repr: types, key order and values), by name.
-PROBE = r"""
-import json, os, sys
-site, services, extra_calls = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
-sys.path.insert(0, site)
-import aws_keepalive
-aws_keepalive.activate("test")
-listed = []
-real_listdir = os.listdir
-def listdir(path="."):
-    listed.append(str(path))
-    return real_listdir(path)
-os.listdir = listdir
-import boto3, botocore.session
-data = os.path.join(os.path.dirname(botocore.__file__), "data")
-del listed[:]
-boto3.client("dynamodb", region_name="us-east-1")
-boto3.client("s3", region_name="us-east-1")
-listed_at_creation = len([path for path in listed if path.startswith(data)])
-session = botocore.session.get_session()
-loader = session.get_component("data_loader")
-results = {}
-def record(key, call, *args):
-    try:
-        results[key] = repr(call(*args))
-    except Exception as error:
-        results[key] = "raised %s: %s" % (type(error).__name__, error)
-types = sorted({name.split(".json")[0] for service in os.listdir(data) if os.path.isdir(os.path.join(data, service))
-                for version in os.listdir(os.path.join(data, service))
-                for name in os.listdir(os.path.join(data, service, version))})
-for type_name in types + ["resources-1", "no-such-type"]:
-    record("list_available_services " + type_name, loader.list_available_services, type_name)
-record("get_available_services", session.get_available_services)
-record("boto3 get_available_services", boto3.session.Session().get_available_services)
-record("boto3 get_available_resources", boto3.session.Session().get_available_resources)
-for name in ("endpoints", "partitions", "sdk-default-configuration", "_retry", "no-such-file",
-             "dynamodb/2012-08-10/service-2.sdk-extras", "s3/2006-03-01/service-2.sdk-extras"):
-    record("load_data_with_path " + name, loader.load_data_with_path, name)
-for service in loader.list_available_services("service-2") + ["no-such-service"]:
-    for type_name in ("service-2", "endpoint-rule-set-1", "paginators-1"):
-        record("list_api_versions %s %s" % (service, type_name), loader.list_api_versions, service, type_name)
-for service in services + ["no-such-service"]:
-    for type_name in ("service-2", "endpoint-rule-set-1", "paginators-1", "waiters-2"):
-        record("load_service_model %s %s" % (service, type_name), loader.load_service_model, service, type_name)
-resolver = session.get_component("endpoint_resolver")
-for service in services:
-    for region in ("us-east-1", "eu-west-1", "cn-north-1", "us-gov-west-1"):
-        record("construct_endpoint %s %s" % (service, region), resolver.construct_endpoint, service, region)
-from aws_keepalive import prepared
-exec(extra_calls)
-print(json.dumps({"used": bool(prepared._state), "listed_at_creation": listed_at_creation,
-                  "results": results}))
-"""
-
+from prepared_probe import OPT_OUT, ON, PROBE, SAMPLE, assert_same, run_probe  # noqa: E402,F401
 
 def make_site(tmp_path, name="site"):
     """A layer-shaped site folder: the hook package beside (symlinks to) the test venv's botocore and
@@ -85,7 +24,7 @@ def make_site(tmp_path, name="site"):
     site = tmp_path / name
     site.mkdir()
     shutil.copytree(os.path.join(LAYER, "aws_keepalive"), site / "aws_keepalive",
-                    ignore=shutil.ignore_patterns("__pycache__", "prepared.pickle"))
+                    ignore=shutil.ignore_patterns("__pycache__", "prepared-data"))
     for module in (botocore, boto3):
         os.symlink(os.path.dirname(module.__file__), site / module.__name__)
     return site
@@ -100,22 +39,8 @@ def site(tmp_path_factory):
 
 
 def probe(site, env, services=SAMPLE, extra="", home=None):
-    """Run PROBE; returns (its JSON output, its stderr)."""
-    child_env = dict(BASE_ENV, **env)
-    if home is not None:
-        child_env["HOME"] = str(home)
-    completed = subprocess.run(
-        [sys.executable, "-c", PROBE, str(site), json.dumps(list(services)), extra],
-        env=child_env, capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    return json.loads(completed.stdout.splitlines()[-1]), completed.stderr
-
-
-def assert_same(prepared, stock):
-    """Every result of the two runs is the same repr (types, order, values)."""
-    assert prepared["results"].keys() == stock["results"].keys()
-    differing = [key for key in stock["results"] if prepared["results"][key] != stock["results"][key]]
-    assert differing == [], differing[:10]
+    """Run PROBE in this suite's environment; returns (its JSON output, its stderr)."""
+    return run_probe(site, env, BASE_ENV, services, extra, home)
 
 
 @pytest.fixture(scope="module")
@@ -240,8 +165,15 @@ def test_opt_out_and_switch_off_patch_nothing(site):
     assert result["results"]["wrapped"] == "True"
 
 
+def index_file(site):
+    """The index prepare_data writes into a site folder, for the test venv's botocore."""
+    import botocore
+
+    return site / "aws_keepalive" / "prepared-data" / prepare_data.index_name(botocore.__version__)
+
+
 def rewrite_index(site, change):
-    path = site / "aws_keepalive" / "prepared.pickle"
+    path = index_file(site)
     index = pickle.loads(path.read_bytes())
     change(index)
     path.write_bytes(pickle.dumps(index, protocol=prepare_data.PROTOCOL))
@@ -262,10 +194,11 @@ def test_stale_pre_parsed_file_is_read_from_disk(tmp_path):
     """A pre-parsed file whose source size differs from the build's is parsed from the file."""
     site = make_site(tmp_path)
     prepare_data.prepare(str(site))
+    (index_file(site).parent / "stale.pickle").write_bytes(pickle.dumps({"stale-prepared": True}))
 
     def damage_endpoints(index):
-        size, data = index["parsed"]["botocore/data/endpoints.json"]
-        index["parsed"]["botocore/data/endpoints.json"] = (size + 1, pickle.dumps({"stale-prepared": True}))
+        size, _ = index["parsed"]["botocore/data/endpoints.json"]
+        index["parsed"]["botocore/data/endpoints.json"] = (size + 1, "stale.pickle")
 
     rewrite_index(site, damage_endpoints)
     result, _ = probe(site, ON, services=())
@@ -278,10 +211,10 @@ def test_damaged_index_is_reported_once_and_ignored(tmp_path):
     """An unreadable index: one warning naming the file, then stock loading with stock's results."""
     site = make_site(tmp_path)
     prepare_data.prepare(str(site))
-    (site / "aws_keepalive" / "prepared.pickle").write_bytes(b"not a pickle")
+    index_file(site).write_bytes(b"not a pickle")
     result, stderr = probe(site, ON)
     assert result["used"] is False
-    assert [line for line in stderr.splitlines() if "could not read" in line and "prepared.pickle" in line]
+    assert [line for line in stderr.splitlines() if "could not read" in line and index_file(site).name in line]
     assert_same(result, probe(site, OPT_OUT)[0])
 
 
@@ -293,29 +226,115 @@ def test_index_may_name_no_other_class(tmp_path):
     import botocore
 
     size = os.path.getsize(os.path.join(os.path.dirname(botocore.__file__), "data", "endpoints.json"))
+    (index_file(site).parent / "call.pickle").write_bytes(pickle.dumps(os.getcwd))
     rewrite_index(site, lambda index: index["parsed"].update(
-        {"botocore/data/endpoints.json": (size, pickle.dumps(os.getcwd))}))
+        {"botocore/data/endpoints.json": (size, "call.pickle")}))
     result, stderr = probe(site, ON)
     assert result["used"] is True
     assert_same(result, probe(site, OPT_OUT)[0])
     assert len([line for line in stderr.splitlines() if "prepared data names posix.getcwd" in line]) == 1
-    (site / "aws_keepalive" / "prepared.pickle").write_bytes(pickle.dumps({"format": 1, "call": os.getcwd}))
+    index_file(site).write_bytes(pickle.dumps({"format": prepare_data.FORMAT, "call": os.getcwd}))
     result, stderr = probe(site, ON, services=())
     assert result["used"] is False and "prepared data names posix.getcwd" in stderr
 
 
-def test_other_botocore_is_left_alone(tmp_path):
-    """A botocore that is not the one beside the layer (a function's own copy) gets no index."""
+def copy_of_botocore(folder):
+    """``folder/botocore``: the test venv's botocore, its entries and its data folder's entries
+    symlinked, the data folder itself a real one (a test may add to it or replace a file)."""
+    import botocore
+
+    source = os.path.dirname(botocore.__file__)
+    target = folder / "botocore"
+    target.mkdir(parents=True)
+    for entry in os.listdir(source):
+        if entry != "data":
+            os.symlink(os.path.join(source, entry), target / entry)
+    (target / "data").mkdir()
+    for entry in os.listdir(os.path.join(source, "data")):
+        os.symlink(os.path.join(source, "data", entry), target / "data" / entry)
+    return target
+
+
+def hook_site(tmp_path):
+    """The hook flavor's shape: the layer's folder (the package and the prepared data of the test
+    venv's botocore release, built from the venv's own copy) without any SDK; the function's SDK
+    elsewhere on sys.path."""
+    import botocore
+
+    site = tmp_path / "hook"
+    site.mkdir()
+    shutil.copytree(os.path.join(LAYER, "aws_keepalive"), site / "aws_keepalive",
+                    ignore=shutil.ignore_patterns("__pycache__", "prepared-data"))
+    prepare_data.prepare(os.path.dirname(os.path.dirname(botocore.__file__)),
+                         str(site / "aws_keepalive" / "prepared-data"))
+    return site
+
+
+def test_hook_flavor_answers_a_known_release_wherever_it_is(tmp_path):
+    """Hook flavor: the prepared data of a release answers for that release's botocore and boto3
+    imported from another folder (the runtime's /var/runtime): same results as stock, and creating
+    the clients lists no service folder."""
+    import boto3
+
+    site = hook_site(tmp_path)
+    sdk = tmp_path / "runtime"
+    copy_of_botocore(sdk)
+    os.symlink(os.path.dirname(boto3.__file__), sdk / "boto3")
+    paths = os.pathsep.join([str(site), str(sdk)])
+    extra = "import botocore\nresults['from'] = botocore.__file__\n"
+    result, stderr = probe(paths, ON, extra=extra)
+    assert result["results"]["from"].startswith(str(sdk))
+    assert result["answered"] == [str(sdk / "boto3" / "data"), str(sdk / "botocore" / "data")], stderr[-2000:]
+    assert result["listed_at_creation"] == 0
+    stock, _ = probe(paths, OPT_OUT, extra=extra)
+    assert stock["listed_at_creation"] > 400
+    assert_same(result, stock)
+
+
+@pytest.mark.parametrize("change", ["added service folder", "endpoints.json changed", "service folder removed"])
+def test_modified_copy_of_a_known_release_loads_as_stock(tmp_path, change):
+    """A copy of a known release whose data folder's listing differs from the build's (a service
+    folder added, a top-level file of another size, a service folder removed) is not answered from the index:
+    stock loading, stock's results, the change seen."""
+    import botocore
+
+    site = hook_site(tmp_path)
+    sdk = tmp_path / "runtime"
+    data = copy_of_botocore(sdk) / "data"
+    if change == "added service folder":
+        write_model_copy(str(data), "dynamodb", "2012-08-10", "mydynamodb")
+    elif change == "endpoints.json changed":
+        os.unlink(data / "endpoints.json")
+        with open(os.path.join(os.path.dirname(botocore.__file__), "data", "endpoints.json")) as handle:
+            endpoints = json.load(handle)
+        endpoints["partitions"][0]["partitionName"] = "Changed partition"
+        (data / "endpoints.json").write_text(json.dumps(endpoints))
+    else:
+        os.unlink(data / "acm")
+    result, stderr = probe(str(site) + os.pathsep + str(sdk), ON)
+    assert result["used"] is True and str(data) not in result["answered"]
+    assert "prepared data: %s is not listed as botocore %s's was at build time" % (
+        data, botocore.__version__) in stderr
+    assert result["listed_at_creation"] > 400
+    assert_same(result, probe(str(site) + os.pathsep + str(sdk), OPT_OUT)[0])
+    listed = result["results"]["list_available_services service-2"]
+    assert ("'mydynamodb'" in listed) is (change == "added service folder")
+    assert ("'acm'" in listed) is (change != "service folder removed")
+    changed = "Changed partition" in result["results"]["load_data_with_path endpoints"]
+    assert changed is (change == "endpoints.json changed")
+
+
+def test_release_without_index_is_left_alone(tmp_path):
+    """A botocore release the build prepared nothing for (a function's own copy of another
+    version): stock loading."""
+    import botocore
+
     site = make_site(tmp_path)
     prepare_data.prepare(str(site))
-    other = tmp_path / "task"
-    other.mkdir()
-    os.rename(site / "botocore", other / "botocore")
-    extra = "import botocore\nresults['from'] = botocore.__file__\n"
-    script_env = dict(ON, PYTHONPATH=str(other))
-    result, stderr = probe(site, script_env, services=(), extra=extra)
-    assert result["results"]["from"].startswith(str(other))
-    assert result["used"] is False and "prepared data: none for botocore at %s" % (other / "botocore") in stderr
+    index_file(site).rename(index_file(site).parent / "botocore-0.0.1.pickle")
+    result, stderr = probe(site, ON, services=())
+    assert result["used"] is False and result["listed_at_creation"] > 400
+    assert "prepared data: none for botocore %s" % botocore.__version__ in stderr
 
 
 # Activates the layer from a site folder, imports botocore.session (the patch runs), then runs the
@@ -339,13 +358,13 @@ def activated(site, lines, env):
     return json.loads(completed.stdout.splitlines()[-1])
 
 
-def test_hook_flavor_imports_neither_prepared_nor_pickle(tmp_path):
-    """Hook flavor (the package alone, no prepared.pickle, the function's own botocore): importing
-    botocore.session with the layer on loads no aws_keepalive.prepared and no pickle, as stock."""
+def test_no_index_imports_neither_prepared_nor_pickle(tmp_path):
+    """No prepared data for the imported release (the package alone, the function's own botocore):
+    importing botocore.session with the layer on loads no aws_keepalive.prepared and no pickle."""
     site = tmp_path / "hook"
     site.mkdir()
     shutil.copytree(os.path.join(LAYER, "aws_keepalive"), site / "aws_keepalive",
-                    ignore=shutil.ignore_patterns("__pycache__", "prepared.pickle"))
+                    ignore=shutil.ignore_patterns("__pycache__", "prepared-data"))
     lines = "out = [n for n in ('pickle', 'aws_keepalive.prepared', 'aws_keepalive.patch') if n in sys.modules]"
     # Stock botocore.session imports no pickle (else this test would prove nothing).
     assert activated(site, lines, {"AWS_PYTHON_KEEPALIVE": "0"}) == []

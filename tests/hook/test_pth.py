@@ -69,7 +69,7 @@ def test_on_imports_only_its_own_modules_at_startup():
 def test_no_prepared_index_no_prepared_module():
     """Switch on, no prepared data beside the package (the hook flavor, this source tree): importing
     botocore does not import aws_keepalive.prepared (nor the pickle it would bring)."""
-    assert not os.path.exists(os.path.join(LAYER, "aws_keepalive", "prepared.pickle"))
+    assert not os.path.exists(os.path.join(LAYER, "aws_keepalive", "prepared-data"))
     script = ("import json, site, sys; site.addsitedir(sys.argv[1]); import botocore.session; "
               "print(json.dumps(['aws_keepalive.patch' in sys.modules, 'aws_keepalive.prepared' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", script, LAYER], env=dict(BASE_ENV, **ON), capture_output=True,

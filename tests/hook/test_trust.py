@@ -170,20 +170,14 @@ def test_verify_false_still_connects(trust_once, loads, tmp_path):
     assert loads == []
 
 
-LOADS_PER_NEW_CONNECTION = """
+CA_LOADS_PER_NEW_CONNECTION = """
     import os
-    import ssl
 
     import botocore.session
 
-    loaded = []
-    original = ssl.SSLContext.load_verify_locations
+    from keepalive_probe import record_ca_loads
 
-    def counting(self, cafile=None, *args, **kwargs):
-        loaded.append(cafile)
-        return original(self, cafile, *args, **kwargs)
-
-    ssl.SSLContext.load_verify_locations = counting
+    loaded = record_ca_loads()
 
     def handler(event, context):
         ddb = botocore.session.get_session().create_client(
@@ -191,8 +185,13 @@ LOADS_PER_NEW_CONNECTION = """
         for _ in range(3):
             ddb.list_tables()
             ddb._endpoint.http_session._manager.clear()  # the next call opens a new connection
-        return loaded.count(os.environ["AWS_CA_BUNDLE"])
+        return loaded
 """
+
+
+def _file_loads(run, bundle):
+    """How many of the function's CA loads read the file ``bundle``."""
+    return [cafile for cafile, _ in run.result].count(bundle)
 
 
 @pytest.mark.parametrize("env,loads_expected", [
@@ -203,9 +202,9 @@ LOADS_PER_NEW_CONNECTION = """
 def test_switch_loads_aws_ca_bundle_once(run_function, tls_server, env, loads_expected):
     """Through the layer's entry point, AWS_CA_BUNDLE is read once for three new connections;
     AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0 (or the layer off) keeps stock's once per connection."""
-    run = run_function(LOADS_PER_NEW_CONNECTION,
+    run = run_function(CA_LOADS_PER_NEW_CONNECTION,
                        env=dict(env, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
-    assert run.result == loads_expected, run
+    assert _file_loads(run, tls_server.ca_bundle) == loads_expected, run
     assert tls_server.connections == 3
 
 
@@ -214,35 +213,10 @@ def test_bundled_botocore_loads_bundle_once(version, run_function, tls_server, t
     """A function's own botocore (the matrix versions) also reads AWS_CA_BUNDLE once for three
     new connections, and still verifies: the call succeeds only because the bundle was loaded."""
     task, opt = test_matrix._task_and_opt(tmp_path, test_matrix._folder(test_matrix.MINOR, version))
-    run = run_function(LOADS_PER_NEW_CONNECTION, task=task, opt=opt,
+    run = run_function(CA_LOADS_PER_NEW_CONNECTION, task=task, opt=opt,
                        env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
-    assert run.result == 1, run
+    assert _file_loads(run, tls_server.ca_bundle) == 1, run
     assert not [line for line in run.layer_lines if "trust" in line], run.stderr
-
-
-KNOWN_LOADS = """
-    import os
-    import ssl
-
-    import botocore.session
-
-    loaded = []
-    original = ssl.SSLContext.load_verify_locations
-
-    def counting(self, cafile=None, capath=None, cadata=None):
-        loaded.append([cafile, capath])
-        return original(self, cafile, capath, cadata)
-
-    ssl.SSLContext.load_verify_locations = counting
-
-    def handler(event, context):
-        ddb = botocore.session.get_session().create_client(
-            "dynamodb", region_name="us-east-1", endpoint_url=os.environ["URL"])
-        for _ in range(3):
-            ddb.list_tables()
-            ddb._endpoint.http_session._manager.clear()  # the next call opens a new connection
-        return loaded
-"""
 
 
 @pytest.mark.parametrize("version", test_matrix.MATRIX)
@@ -255,7 +229,7 @@ def test_bundled_botocore_verifies_through_a_known_directory(version, run_functi
     shutil.copytree(os.path.join(REPO, "layer", "aws_keepalive"), package,
                     ignore=shutil.ignore_patterns("__pycache__"))
     directory = ca_dir.build(tls_server.ca_bundle, os.path.join(package, "ca"))
-    run = run_function(KNOWN_LOADS, task=task, opt=opt,
+    run = run_function(CA_LOADS_PER_NEW_CONNECTION, task=task, opt=opt,
                        env=dict(ON, URL=tls_server.url, AWS_CA_BUNDLE=tls_server.ca_bundle))
     # One load per connection attempt, each the directory and never the file: under load a
     # retried attempt adds one (seen once each on two matrix versions in a loaded make test).

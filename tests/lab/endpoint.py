@@ -11,6 +11,8 @@ import socketserver
 import struct
 import threading
 
+from lab.net.server_thread import ServerThread
+
 
 class _Handler(socketserver.BaseRequestHandler):
     def handle(self):
@@ -52,9 +54,7 @@ class Endpoint(socketserver.ThreadingTCPServer):
         self.lock = threading.Lock()
         self.requests = 0
         self.resets_left = 0
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.1},
-                                        daemon=True)
-        self._thread.start()
+        self._serving = ServerThread(self, "lab-endpoint")
 
     @property
     def url(self):
@@ -65,6 +65,4 @@ class Endpoint(socketserver.ThreadingTCPServer):
             self.resets_left = n
 
     def close(self):
-        self.shutdown()
-        self.server_close()
-        self._thread.join(5)
+        self._serving.close()

@@ -1,4 +1,5 @@
-"""Helpers the test handlers use to read back what botocore's pooled sockets really carry.
+"""Helpers the test handlers use to read back what botocore's pooled sockets really carry, and
+what trust they load.
 
 Copied into each test's stand-in /var/task, next to the handler.  Reads the options with
 getsockopt() from the sockets of the connections sitting in a client's urllib3 pools.
@@ -38,6 +39,22 @@ def client_socket_options(client):
 
 def max_pool_connections(client):
     return client.meta.config.max_pool_connections
+
+
+def record_ca_loads():
+    """From now on, every SSLContext.load_verify_locations call of this process appends
+    [cafile, capath] to the list returned (and loads as asked)."""
+    import ssl
+
+    loaded = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def recording(self, cafile=None, capath=None, cadata=None):
+        loaded.append([cafile, capath])
+        return original(self, cafile, capath, cadata)
+
+    ssl.SSLContext.load_verify_locations = recording
+    return loaded
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from lab.net import process
 from standin import REPO, write_task
 
 RIE = os.environ.get("AWS_KEEPALIVE_RIE", os.path.join(REPO, ".venv", "rie", "bin", "aws-lambda-rie"))
@@ -66,12 +67,7 @@ def rie_fixture():
 
     yield start
     for proc in started:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        process.stop(proc)
         proc.stdout.close()
 
 
