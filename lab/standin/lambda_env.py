@@ -544,6 +544,7 @@ class LambdaFunction:
         for invocation, (outcome, timings) in zip(queued, outcomes):
             mine = by_rid.get(invocation.request_id, [])
             record = Invocation(self._count, invocation.request_id, outcome, timings, thawed=False)
+            record.events = mine
             record.counters = count_events(mine)
             record.worker_pid = mine[0].get("pid") if mine else None
             records.append(record)

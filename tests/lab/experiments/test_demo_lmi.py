@@ -49,3 +49,23 @@ def test_without_the_layer_idle_workers_meet_dead_flows(table_rows):
         else:
             assert row["resets"] == 0, row
         assert row["workers_with_timer"] == 0 and row["failed"] == 0, row
+
+
+def test_a_hang_is_an_attempt_unanswered_for_the_read_timeout_not_a_slow_call():
+    """hangs counts a call whose attempt got no response for the read timeout (1 s here); a reset
+    call that lasted longer only through its retry's slow new handshake (as on a loaded machine)
+    is no hang."""
+    from types import SimpleNamespace
+
+    from lab.experiments.demo.lmi import waited_out_read_timeout
+
+    def call(*events):
+        return SimpleNamespace(events=[{"kind": kind, "t": t} for kind, t in events])
+
+    reset_then_slow_retry = call(("attempt", 10.0), ("exception", 10.01), ("retry", 10.01),
+                                 ("attempt", 10.95), ("new_connection", 10.95), ("http_response", 11.4))
+    silent_drop = call(("attempt", 10.0), ("exception", 11.002), ("retry", 11.002),
+                       ("attempt", 11.3), ("new_connection", 11.3), ("http_response", 11.35))
+    slow_answer = call(("attempt", 10.0), ("http_response", 11.5))
+    assert [waited_out_read_timeout(c, 1) for c in (reset_then_slow_retry, silent_drop, slow_answer)] == [
+        False, True, False]
