@@ -301,7 +301,9 @@ def _usable(loader):
     """The index, if this Loader walks the search path and reads files as stock botocore does."""
     from botocore.loaders import JSONFileLoader, Loader
 
-    if type(loader.file_loader) is not JSONFileLoader:
+    # getattr: a subclass that replaced every other method may have no file_loader (stock's
+    # load_service_model, which this module wraps too, would never have touched it).
+    if type(getattr(loader, "file_loader", None)) is not JSONFileLoader:
         return None
     if type(loader)._potential_locations is not Loader.__dict__["_potential_locations"]:
         return None
@@ -457,9 +459,10 @@ def _drop_stale(loader):
     prepared = _state
     if prepared and prepared.spoiled and loader.__dict__.get("_aws_keepalive_spoiled", 0) != prepared.spoiled:
         # list() copies the keys in one step (another thread may add to the cache meanwhile).
-        for key in list(loader._cache):
+        cache = loader.__dict__.get("_cache")
+        for key in list(cache or ()):
             if isinstance(key, tuple) and key and key[0] in _ANSWERED:
-                loader._cache.pop(key, None)
+                cache.pop(key, None)
         loader._aws_keepalive_spoiled = prepared.spoiled
 
 

@@ -263,6 +263,30 @@ results["same"] = repr(loaded[0] == loaded[2] and "partitions" in loaded[0])
     assert len([line for line in stderr.splitlines() if "could not use the prepared" in line]) == 1
 
 
+def test_loader_subclass_without_file_loader_works(site):
+    """A Loader subclass that answers from memory (no file_loader, no search paths, its own listing)
+    still gets stock's load_service_model, with the index in use for other Loaders."""
+    check = """
+import botocore.loaders
+class FromMemory(botocore.loaders.Loader):
+    def __init__(self):
+        self._cache = {}
+        self._extras_processor = botocore.loaders.ExtrasProcessor()
+    def list_available_services(self, type_name):
+        return ["svc"]
+    def determine_latest_version(self, service_name, type_name):
+        return "v1"
+    def load_data(self, name):
+        return {"name": name}
+    def _find_extras(self, service_name, type_name, api_version):
+        return []
+results["from memory"] = repr(FromMemory().load_service_model("svc", "service-2"))
+"""
+    result, _ = probe(site, ON, services=(), extra=check)
+    assert result["used"] is True
+    assert result["results"]["from memory"] == repr({"name": "svc/v1/service-2"})
+
+
 def copy_of_botocore(folder):
     """``folder/botocore``: the test venv's botocore, its entries and its data folder's entries
     symlinked, the data folder itself a real one (a test may add to it or replace a file)."""
