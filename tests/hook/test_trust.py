@@ -5,6 +5,7 @@ checked with real botocore clients against real TLS servers on loopback."""
 
 import os
 import shutil
+import socket
 import ssl
 import sys
 import threading
@@ -244,8 +245,6 @@ class Proxy:
     in absolute form (an ``http://`` endpoint behind the proxy) to the host they name."""
 
     def __init__(self, tmp_path=None):
-        import socket
-
         self.context = None
         if tmp_path is not None:
             authority = trustme.CA()
@@ -290,7 +289,6 @@ class Proxy:
 
     def _serve(self, raw):
         import select
-        import socket
 
         upstream = None
         try:
@@ -365,7 +363,13 @@ class Proxy:
                     sock.close()
 
     def close(self):
+        # shutdown() first: close() alone leaves a thread blocked in accept() holding the
+        # listening socket, which then keeps accepting on its port for the life of the process.
         self.closed = True
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
 
     def state(self):
@@ -648,18 +652,20 @@ def test_https_proxy_not_trusted_through_ssl_cert_file(trust_once, known, tmp_pa
                          connect_timeout=15, read_timeout=15,
                          retries={"total_max_attempts": 1, "mode": "standard"})
             refusals, unserved = 0, 0
-            while refusals < 2 and unserved < 2:
+            while refusals < 2:
                 accepted = proxy.accepted
                 with pytest.raises(ProxyConnectionError) as refused:
                     ddb.list_tables()
                 error = str(refused.value.kwargs.get("error"))
-                if proxy.accepted == accepted and "timed out" in error:
-                    # The connection never reached the proxy's code: the kernel completed it but
-                    # the proxy's accept did not return in 15 s (seen on this sandbox, ~1 run in 3
-                    # of this file on 3.14, for a connection made ms after a refused one; cause
-                    # not found). No certificate was shown, so nothing was refused or accepted:
-                    # the call is not counted.
+                if proxy.accepted == accepted:
+                    # The call's connection never reached the proxy's accept: on this sandbox a
+                    # connection made ms after a refused one sometimes hangs until the timeout or
+                    # is reset without being accepted (~1 run in 3 of this file on 3.14 under
+                    # load; CI saw it on 3.11 and 3.13; cause not found: no fd, thread or port
+                    # leak). The proxy showed no certificate, so nothing was refused or accepted:
+                    # the call is not counted, and a proxy that never serves fails the test.
                     unserved += 1
+                    assert unserved <= 3, (error, proxy.state())
                     continue
                 # The client names the refusal, except when a loaded machine lets botocore's
                 # last retry meet a reset instead; then the proxy must have seen the client's
@@ -669,7 +675,7 @@ def test_https_proxy_not_trusted_through_ssl_cert_file(trust_once, known, tmp_pa
                     and any("UNKNOWN_CA" in said.upper() for said in proxy.handshake_errors)), (
                     error, proxy.state())
                 refusals += 1
-            assert refusals == 2 and proxy.accepted == 2, proxy.state()
+            assert proxy.accepted == 2, proxy.state()
             assert tls.server.requests == 0
     finally:
         proxy.close()
