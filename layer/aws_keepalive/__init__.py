@@ -12,7 +12,8 @@ The pipeline, one module per step:
                                prepared.py: client creation answers botocore's service listings
                                and endpoints.json from data the layer build prepared for that
                                botocore release (the full flavor's own, the runtimes' bundled
-                               ones), checked by one listing of its data folder;
+                               ones), checked by one listing of its data folder
+                               and of each service folder it loads;
                                children.py: the same in every process multiprocessing starts;
                                wrap.py: the one way every patch replaces a function)
                 --> diagnostics (diagnostics.py: one-line warnings and debug lines on stderr;

@@ -33,10 +33,17 @@ process, on its first use by a Loader:
   patch time, in patch.py, so that without one neither this module nor pickle is imported);
 * and one listing of the folder matches the build's: the same service folders, the same top-level
   files with the same sizes.  A runtime copy that was changed there, or another build of the same
-  version, is loaded as stock loads it.  This does not list each service folder (that is the cost
-  saved): a version folder or model file added inside an existing service folder of a copy with
-  the same release, the same service folders and the same top-level files is not seen (models
-  themselves are always read from the files, never from the index).
+  version, is loaded as stock loads it.
+* and, per service, at its first use in the process (a model of it loaded, its API versions listed:
+  ``Loader.load_service_model`` checks before stock's code runs), one listing of the service folder
+  and of each version folder in it matches the build's.  A copy of the same release changed inside
+  a service folder (a private preview build's added API version, a model type added or removed)
+  turns the whole data folder to stock loading from then on, and a Loader that cached answers from
+  the index drops them, so the changed service is loaded as stock loads it.  The check costs about
+  what stock's ``list_api_versions`` of that service costs (1-3 listings), not the 400+ listings
+  saved.  Not checked: a service never loaded in the process whose folder changed inside only
+  appears in (or is missing from) a ``list_available_services`` answer as the build listed it
+  (models themselves are always read from the files, never from the index).
 
 So the full flavor's own copy, the hook flavor's runtime copy, and a function's own copy of a
 known release alike get the index; a function's copy of any other release (or a modified one)
@@ -112,6 +119,7 @@ def patch(settings, version, path):
     _wrap(loaders.Loader, "list_available_services", _make_list_available_services)
     _wrap(loaders.Loader, "list_api_versions", _make_list_api_versions)
     _wrap(loaders.Loader, "load_data_with_path", _make_load_data_with_path)
+    _wrap(loaders.Loader, "load_service_model", _make_load_service_model)
 
 
 # The pickle.Unpickler subclass _unpickle uses, made at its first call: pickle is imported when the
@@ -156,6 +164,12 @@ class _Prepared:
         # not as built.  Only those paths are kept (at most one per tree): memory stays bounded
         # whatever search paths a process invents.
         self.checked = {}
+        # (search path, service) -> whether that service folder is listed as built (service_tree);
+        # only services of the index are checked: bounded by its size.
+        self.services_checked = {}
+        # How many recognised data folders turned out not as built at a service's check: a Loader
+        # that cached answers from the index before then drops them (_make_load_service_model).
+        self.spoiled = 0
 
     def tree(self, path):
         """(relative folder, top-level files, {service: {version: files}}) if ``path`` is the data
@@ -184,6 +198,47 @@ class _Prepared:
             self.checked[path] = found
             return found
         return None
+
+
+    def service_tree(self, path, service):
+        """``tree(path)``, once ``service``'s own folder is checked as listed as built (its version
+        folders, the files in each): the first listing of that service by any Loader in this process.
+        A service folder that differs (a version folder or model file added or removed inside a copy
+        of the same release: a private preview build, a trimmed copy) makes the whole folder
+        stock-loaded from then on, as a differing top-level listing does."""
+        tree = self.tree(path)
+        if tree is None or service not in tree[2]:
+            # A service folder that is not indexed is not on disk either: tree() compared the
+            # service folders.
+            return tree
+        key = (path, service)
+        same = self.services_checked.get(key)
+        if same is None:
+            same = self.services_checked[key] = _service_listed_as_built(os.path.join(path, service),
+                                                                          tree[2][service])
+            if not same:
+                diagnostics.debug("prepared data: %s is not listed as it was at build time; stock loading of %s"
+                                  % (os.path.join(path, service), path))
+                self.checked[path] = None
+                self.spoiled += 1
+        return tree if same else None
+
+
+def _service_listed_as_built(folder, versions):
+    """One listing of a service folder and of each version folder in it: the same version folders
+    holding the same files as the build indexed (isdir / isfile semantics, as _listed_as_built)."""
+    try:
+        with os.scandir(folder) as entries:
+            found = sorted(entry.name for entry in entries if entry.is_dir())
+        if found != list(versions):
+            return False
+        for version, files in versions.items():
+            with os.scandir(os.path.join(folder, version)) as entries:
+                if sorted(entry.name for entry in entries if entry.is_file()) != list(files):
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def _listed_as_built(path, tree):
@@ -246,7 +301,9 @@ def _usable(loader):
     """The index, if this Loader walks the search path and reads files as stock botocore does."""
     from botocore.loaders import JSONFileLoader, Loader
 
-    if type(loader.file_loader) is not JSONFileLoader:
+    # getattr: a subclass that replaced every other method may have no file_loader (stock's
+    # load_service_model, which this module wraps too, would never have touched it).
+    if type(getattr(loader, "file_loader", None)) is not JSONFileLoader:
         return None
     if type(loader)._potential_locations is not Loader.__dict__["_potential_locations"]:
         return None
@@ -295,7 +352,7 @@ def _make_list_available_services(original):
                         break
         return sorted(services)
 
-    return list_available_services
+    return _dropping_stale(list_available_services)
 
 
 def _make_list_api_versions(original):
@@ -313,7 +370,7 @@ def _make_list_api_versions(original):
         for path in self.search_paths:
             if not os.path.isdir(path):
                 continue
-            tree = prepared.tree(path)
+            tree = prepared.service_tree(path, service_name)
             if tree is not None:
                 versions = tree[2].get(service_name, {})
                 names = _file_names(type_name)
@@ -329,7 +386,7 @@ def _make_list_api_versions(original):
             raise DataNotFoundError(data_path=service_name)
         return sorted(known_api_versions)
 
-    return list_api_versions
+    return _dropping_stale(list_api_versions)
 
 
 def _make_load_data_with_path(original):
@@ -346,7 +403,7 @@ def _make_load_data_with_path(original):
             if not os.path.isdir(path):
                 continue
             possible_path = os.path.join(path, name)
-            tree = prepared.tree(path)
+            tree = prepared.tree(path) if len(parts) == 1 else prepared.service_tree(path, parts[0])
             if tree is None:
                 found = self.file_loader.load_file(possible_path)
                 if found is not None:
@@ -370,6 +427,9 @@ def _make_load_data_with_path(original):
                         try:
                             found = _unpickle(_read_parsed(parsed_name))
                         except Exception as error:
+                            # Not tried again in this process: a damaged file would cost a read and
+                            # a failed load on top of stock's parse at every Loader.
+                            prepared.parsed.pop(relative + "/" + name + extension, None)
                             diagnostics.report_once(
                                 "prepared file",
                                 "could not use the prepared %s: %r; parsing the file" % (source, error),
@@ -384,4 +444,56 @@ def _make_load_data_with_path(original):
                 break
         raise DataNotFoundError(data_path=name)
 
-    return load_data_with_path
+    return _dropping_stale(load_data_with_path)
+
+
+# The Loader methods whose answers may come from the index (their instance_cache keys start with
+# the name).
+_ANSWERED = ("list_available_services", "list_api_versions", "load_data_with_path")
+
+
+def _drop_stale(loader):
+    """Drop the answers ``loader`` cached while a data folder was answered from the index, once
+    a service check (_Prepared.service_tree) found that folder not as built: stock's code answers
+    them again.  Runs before the cache is consulted, at each call of a replaced method."""
+    prepared = _state
+    if prepared and prepared.spoiled and loader.__dict__.get("_aws_keepalive_spoiled", 0) != prepared.spoiled:
+        # list() copies the keys in one step (another thread may add to the cache meanwhile).
+        cache = loader.__dict__.get("_cache")
+        for key in list(cache or ()):
+            if isinstance(key, tuple) and key and key[0] in _ANSWERED:
+                cache.pop(key, None)
+        loader._aws_keepalive_spoiled = prepared.spoiled
+
+
+def _dropping_stale(cached_method):
+    """``cached_method`` (an instance_cache'd replacement) after _drop_stale."""
+    def method(self, *args, **kwargs):
+        _drop_stale(self)
+        return cached_method(self, *args, **kwargs)
+
+    return method
+
+
+def _make_load_service_model(original):
+    def load_service_model(self, *args, **kwargs):
+        """Stock's, after the service's folder is checked in each recognised data folder: its model
+        types listed and loaded from the index are then those on disk.  When a check found a folder
+        not as built, answers this Loader cached from the index are dropped first, so that stock's
+        listing answers them again (a type added to that service, a version folder added)."""
+        service_name = args[0] if args else kwargs.get("service_name")
+        # Once per service per Loader (a set bounded by the services it loads): a call answered
+        # from botocore's cache stays as cheap as stock's.
+        checked = self.__dict__.get("_aws_keepalive_services")
+        if checked is None or service_name not in checked:
+            prepared = _usable(self) if isinstance(service_name, str) else None
+            if prepared is not None:
+                for path in self.search_paths:
+                    prepared.service_tree(path, service_name)
+                if checked is None:
+                    checked = self._aws_keepalive_services = set()
+                checked.add(service_name)
+        _drop_stale(self)
+        return original(self, *args, **kwargs)
+
+    return load_service_model

@@ -37,6 +37,9 @@ del listed[:]
 boto3.client("dynamodb", region_name="us-east-1")
 boto3.client("s3", region_name="us-east-1")
 listed_at_creation = len([path for path in listed if path.startswith(data + os.sep)])
+# prepared.py checks the folders of the services it loads (each: its folder, its version folders).
+listed_beyond_created = len([path for path in listed if path.startswith(data + os.sep)
+                             and path[len(data) + 1:].split(os.sep)[0] not in ("dynamodb", "s3")])
 session = botocore.session.get_session()
 loader = session.get_component("data_loader")
 results = {}
@@ -70,6 +73,7 @@ from aws_keepalive import prepared
 exec(extra_calls)
 answered = sorted(path for path, found in prepared._state.checked.items() if found) if prepared._state else []
 print(json.dumps({"used": bool(prepared._state), "answered": answered, "listed_at_creation": listed_at_creation,
+                  "listed_beyond_created": listed_beyond_created,
                   "results": results}))
 """
 

@@ -51,10 +51,10 @@ def stock(site):
 
 def test_same_results_as_stock_and_no_listing(site, stock):
     """Listings of every type, every service's API versions, the top-level files, sample models and
-    endpoints are identical with the index; creating two clients lists no data folder."""
+    endpoints are identical with the index; creating two clients lists only their own service folders."""
     prepared, _ = probe(site, ON)
     assert prepared["used"] is True and stock["used"] is False
-    assert prepared["listed_at_creation"] == 0
+    assert prepared["listed_beyond_created"] == 0 and prepared["listed_at_creation"] <= 8
     assert stock["listed_at_creation"] > 400  # botocore's listing: every service folder
     assert_same(prepared, stock)
     assert "'dynamodb'" in stock["results"]["get_available_services"]
@@ -238,6 +238,55 @@ def test_index_may_name_no_other_class(tmp_path):
     assert result["used"] is False and "prepared data names posix.getcwd" in stderr
 
 
+def test_damaged_pre_parsed_file_is_tried_once(tmp_path):
+    """A pre-parsed file that cannot be loaded (truncated) is reported once and read no more: later
+    Loaders parse the file as stock does, without reading the damaged one again first."""
+    site = make_site(tmp_path)
+    prepare_data.prepare(str(site))
+    name = pickle.loads(index_file(site).read_bytes())["parsed"]["botocore/data/endpoints.json"][1]
+    damaged = index_file(site).parent / name
+    damaged.write_bytes(damaged.read_bytes()[:1000])
+    check = """
+from botocore.loaders import Loader
+from aws_keepalive import prepared
+reads = []
+read_parsed = prepared._read_parsed
+prepared._read_parsed = lambda name: reads.append(name) or read_parsed(name)
+loaded = [Loader().load_data("endpoints") for _ in range(3)]
+results["reads"] = repr(len(reads))
+results["same"] = repr(loaded[0] == loaded[2] and "partitions" in loaded[0])
+"""
+    result, stderr = probe(site, ON, services=(), extra=check)
+    assert result["used"] is True
+    # The probe's clients met the damaged file first: the three Loaders after them read it no more.
+    assert result["results"]["reads"] == "0" and result["results"]["same"] == "True"
+    assert len([line for line in stderr.splitlines() if "could not use the prepared" in line]) == 1
+
+
+def test_loader_subclass_without_file_loader_works(site):
+    """A Loader subclass that answers from memory (no file_loader, no search paths, its own listing)
+    still gets stock's load_service_model, with the index in use for other Loaders."""
+    check = """
+import botocore.loaders
+class FromMemory(botocore.loaders.Loader):
+    def __init__(self):
+        self._cache = {}
+        self._extras_processor = botocore.loaders.ExtrasProcessor()
+    def list_available_services(self, type_name):
+        return ["svc"]
+    def determine_latest_version(self, service_name, type_name):
+        return "v1"
+    def load_data(self, name):
+        return {"name": name}
+    def _find_extras(self, service_name, type_name, api_version):
+        return []
+results["from memory"] = repr(FromMemory().load_service_model("svc", "service-2"))
+"""
+    result, _ = probe(site, ON, services=(), extra=check)
+    assert result["used"] is True
+    assert result["results"]["from memory"] == repr({"name": "svc/v1/service-2"})
+
+
 def copy_of_botocore(folder):
     """``folder/botocore``: the test venv's botocore, its entries and its data folder's entries
     symlinked, the data folder itself a real one (a test may add to it or replace a file)."""
@@ -273,7 +322,7 @@ def hook_site(tmp_path):
 def test_hook_flavor_answers_a_known_release_wherever_it_is(tmp_path):
     """Hook flavor: the prepared data of a release answers for that release's botocore and boto3
     imported from another folder (the runtime's /var/runtime): same results as stock, and creating
-    the clients lists no service folder."""
+    the clients lists no other service folder than theirs."""
     import boto3
 
     site = hook_site(tmp_path)
@@ -285,7 +334,7 @@ def test_hook_flavor_answers_a_known_release_wherever_it_is(tmp_path):
     result, stderr = probe(paths, ON, extra=extra)
     assert result["results"]["from"].startswith(str(sdk))
     assert result["answered"] == [str(sdk / "boto3" / "data"), str(sdk / "botocore" / "data")], stderr[-2000:]
-    assert result["listed_at_creation"] == 0
+    assert result["listed_beyond_created"] == 0 and result["listed_at_creation"] <= 8
     stock, _ = probe(paths, OPT_OUT, extra=extra)
     assert stock["listed_at_creation"] > 400
     assert_same(result, stock)
@@ -322,6 +371,84 @@ def test_modified_copy_of_a_known_release_loads_as_stock(tmp_path, change):
     assert ("'acm'" in listed) is (change != "service folder removed")
     changed = "Changed partition" in result["results"]["load_data_with_path endpoints"]
     assert changed is (change == "endpoints.json changed")
+
+
+def real_folder(link):
+    """Replace a symlinked folder of copy_of_botocore's data folder by a real one whose entries are
+    symlinks, so that a test may add to it."""
+    source = os.readlink(link)
+    os.unlink(link)
+    link.mkdir()
+    for entry in os.listdir(source):
+        os.symlink(os.path.join(source, entry), link / entry)
+    return link
+
+
+NEW_TYPES = """
+import boto3
+client = boto3.client("s3", region_name="us-east-1")
+loader = boto3.DEFAULT_SESSION._session.get_component("data_loader")
+try:
+    results["sts waiters"] = repr(loader.load_service_model("sts", "waiters-2"))
+except Exception as error:
+    results["sts waiters"] = type(error).__name__
+dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+results["dynamodb version"] = loader.determine_latest_version("dynamodb", "service-2")
+results["preview operation"] = repr("PreviewOperation" in dynamodb.meta.service_model.operation_names)
+"""
+
+
+def changed_inside_service_folders(tmp_path):
+    """A hook-shaped layer and a copy of the test venv's release with the same service folders and
+    top-level files, changed inside two service folders: a version folder added to dynamodb (a private
+    preview build's newer API version, with an added operation) and a waiters-2.json added to sts's
+    latest version folder.  Returns (layer site, SDK folder, its data folder)."""
+    site = hook_site(tmp_path)
+    sdk = tmp_path / "runtime"
+    data = copy_of_botocore(sdk) / "data"
+    versions = sorted(os.listdir(data / "dynamodb"))
+
+    def add_operation(model):
+        model["operations"]["PreviewOperation"] = dict(model["operations"]["ListTables"], name="PreviewOperation")
+
+    preview = write_model_copy(str(tmp_path / "preview"), "dynamodb", versions[-1], "dynamodb", add_operation)
+    os.symlink(preview, real_folder(data / "dynamodb") / "2099-01-01")
+    sts_version = sorted(os.listdir(data / "sts"))[-1]
+    assert not [name for name in os.listdir(data / "sts" / sts_version) if name.startswith("waiters-2")]
+    (real_folder(real_folder(data / "sts") / sts_version) / "waiters-2.json").write_text(
+        json.dumps({"version": 2, "waiters": {"Added": {"operation": "GetCallerIdentity", "delay": 1,
+                                                         "maxAttempts": 1, "acceptors": []}}}))
+    return site, sdk, data
+
+
+def test_copy_of_a_known_release_changed_inside_service_folders_loads_as_stock(tmp_path):
+    """A copy of a known release changed inside service folders (changed_inside_service_folders):
+    the newer API version, its operation and the added waiters are seen, as stock sees them, and
+    that data folder is no longer answered from the index."""
+    site, sdk, data = changed_inside_service_folders(tmp_path)
+    paths = str(site) + os.pathsep + str(sdk)
+    result, stderr = probe(paths, ON, services=(), extra=NEW_TYPES)
+    assert result["used"] is True and str(data) not in result["answered"], stderr[-2000:]
+    assert "prepared data: %s is not listed as it was at build time" % (data / "dynamodb") in stderr
+    assert result["results"]["dynamodb version"] == "2099-01-01"
+    assert result["results"]["preview operation"] == "True"
+    assert "Added" in result["results"]["sts waiters"]
+    assert_same(result, probe(paths, OPT_OUT, services=(), extra=NEW_TYPES)[0])
+
+
+def test_changed_service_seen_after_answers_were_cached(tmp_path):
+    """A Loader that cached the index's listing of a model type (sts without waiters) loads the
+    added sts waiters when asked for them: the check of sts's folder drops the cached answers."""
+    site, sdk, _ = changed_inside_service_folders(tmp_path)
+    lines = (
+        "import boto3\n"
+        "boto3.client('s3', region_name='us-east-1')\n"
+        "loader = boto3.DEFAULT_SESSION._session.get_component('data_loader')\n"
+        "before = 'sts' in loader.list_available_services('waiters-2')\n"
+        "waiters = loader.load_service_model('sts', 'waiters-2')\n"
+        "out = [before, list(waiters['waiters']), 'sts' in loader.list_available_services('waiters-2')]\n"
+    )
+    assert activated(site, lines, dict(ON, PYTHONPATH=str(sdk))) == [False, ["Added"], True]
 
 
 def test_release_without_index_is_left_alone(tmp_path):
