@@ -53,7 +53,7 @@ def package_version(site, package):
 
 
 def index_name(version):
-    """The index file of a botocore version (prepared.py's _index_path names the same)."""
+    """The index file of a botocore version (patch.py's _prepared_index names the same)."""
     return "botocore-%s.pickle" % version
 
 

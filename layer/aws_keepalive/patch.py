@@ -67,10 +67,11 @@ def apply(settings):
 
         steps.append(("trust store", trust.patch))
     if settings.prepared:
-        if _prepared_data_for(version):
+        index = _prepared_index(version)
+        if index is not None:
             from . import prepared  # only when there is an index for this botocore release
 
-            steps.append(("data loader", prepared.patch))
+            steps.append(("data loader", lambda *_: prepared.patch(index)))
         else:
             diagnostics.debug("prepared data: none for botocore %s (at %s); stock loading" % (version, path))
     for name, step in steps:
@@ -452,19 +453,21 @@ def _make_connect(handshake, original):
 # --- prepared data ---------------------------------------------------------------------------
 
 
-def _prepared_data_for(version):
-    """Whether the layer build prepared data for this botocore release: its index file
-    ``aws_keepalive/prepared-data/botocore-<version>.pickle`` is here (the full flavor's own
-    release, the hook flavor's runtime releases).  Which data folder it may answer for is decided
-    by prepared.py, at first use.
+def _prepared_index(version):
+    """The index file the layer build prepared for this botocore release,
+    ``aws_keepalive/prepared-data/botocore-<version>.pickle`` (the full flavor's own release, the
+    hook flavor's runtime releases), or None.  Which data folder it may answer for is decided by
+    prepared.py, at first use.
 
     Checked here, with one stat, so that where there is none (a release the build did not prepare,
     the source tree) neither prepared.py nor pickle is imported (docs/coldstart.md, import
-    findings).  prepared.py's DATA and index_path name the same file."""
+    findings).  The one place the index's name is made at run time (tools/prepare_data.py writes
+    it)."""
     if not version or version.startswith(".") or "/" in version or os.sep in version:
-        return False
+        return None
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.isfile(os.path.join(here, "prepared-data", "botocore-%s.pickle" % version))
+    index = os.path.join(here, "prepared-data", "botocore-%s.pickle" % version)
+    return index if os.path.isfile(index) else None
 
 
 # --- shadowing copies -------------------------------------------------------------------------

@@ -92,28 +92,21 @@ import sys
 from . import diagnostics
 from .wrap import wrap as _wrap
 
-# Written by tools/prepare_data.py at layer build time (patch.py's _prepared_data_for names it too).
+# Written by tools/prepare_data.py at layer build time (patch.py's _prepared_index finds the index).
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepared-data")
 FORMAT = 2
 
 # None: not read yet; False: unusable (stock loading); else the _Prepared read from the index.
 _state = None
-# The index file of the imported botocore, set by patch().
+# The index file of the imported botocore, given to patch().
 _index = None
 
 
-def index_path(version):
-    """``prepared-data/botocore-<version>.pickle``, or None for a version that is no plain name."""
-    if not version or version.startswith(".") or "/" in version or os.sep in version:
-        return None
-    return os.path.join(DATA, "botocore-%s.pickle" % version)
-
-
-def patch(settings, version, path):
-    """Replace the Loader's search-path walks when an index was built for the imported botocore's
-    release (patch.apply checked that it exists, and reports a failure once)."""
+def patch(index):
+    """Replace the Loader's search-path walks; ``index`` is the imported botocore release's index
+    file (patch.apply found it, and reports a failure once)."""
     global _index
-    _index = index_path(version)
+    _index = index
     from botocore import loaders
 
     _wrap(loaders.Loader, "list_available_services", _make_list_available_services)
