@@ -4,7 +4,7 @@
     (make bench-publish)
 
 Starts moto on a free loopback port (stopped by pid at the end), then publishes both release zips
-into every region of tools/regions.json's aws partition, public, twice in one process: the first
+into every region of tools/release/regions.json's aws partition, public, twice in one process: the first
 run publishes every (region, layer), the second must publish nothing (the idempotency check on
 CodeSha256) yet still ensures each permission and SSM parameter.  Prints the table and writes the
 rows as JSON.  moto answers each call on loopback, so these are the tool's own costs (reading the
@@ -22,10 +22,10 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import layer_info  # noqa: E402
-import publish  # noqa: E402
-import regions  # noqa: E402
+sys.path.insert(0, REPO)
+from tools.build import layer_info  # noqa: E402
+from tools.release import publish  # noqa: E402
+from tools.release import regions  # noqa: E402
 
 
 def free_port():

@@ -9,7 +9,7 @@ per cent with the load. It records the host, its core count and CPU model, the l
 this module was imported (the benchmark's start: every benchmark imports it first thing) and when
 the rows were written, the interpreter that wrote them, and the command line. A benchmark that
 times other interpreters (one per CPython minor) says which in its rows, with
-:func:`interpreter_version`. tools/render_docs.py prints these fields under every table it renders
+:func:`interpreter_version`. tools/docs/render_docs.py prints these fields under every table it renders
 into README.md and docs/.
 """
 

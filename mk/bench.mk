@@ -78,12 +78,12 @@ bench-client: $(LAYER_ZIP)
 	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/client_creation.py --zip $(LAYER_ZIP) --python $(TOOL_PYTHON) \
 	  $(foreach m,$(CLIENT_MEMORY_MB),--memory-mb $(m)) --runs $(CLIENT_RUNS) --json $(BUILD_DIR)/bench-client.json
 
-# Render the measured tables in README.md and docs/ (tools/render_docs.py, docs/numbers.md): each
+# Render the measured tables in README.md and docs/ (tools/docs/render_docs.py, docs/numbers.md): each
 # benchmark's build/*.json measured later than its docs/data/ copy is taken into docs/data/ (with the
 # demo's plot), then every <!-- rendered from ... --> block is written from docs/data/. Commit both.
 .PHONY: docs
 docs:
-	$(TOOL_PYTHON) tools/render_docs.py --build-dir $(BUILD_DIR)
+	$(TOOL_PYTHON) tools/docs/render_docs.py --build-dir $(BUILD_DIR)
 
 # Memory and file descriptors over 10 000 client creations in one process, stock vs layer side by
 # side (bench/soak_memory.py: 2 000 hosts in a private network namespace, bundle rewrites,

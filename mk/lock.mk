@@ -5,7 +5,7 @@
 
 .PHONY: lock
 lock: | $(UV)
-	$(UV) pip compile -q --universal --generate-hashes tools/uv.in -o tools/uv.txt
+	$(UV) pip compile -q --universal --generate-hashes tools/interpreters/uv.in -o tools/interpreters/uv.txt
 	$(UV) pip compile -q --universal --python-version 3.10 --upgrade --generate-hashes layer/requirements.in \
 	  -o layer/requirements.txt
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/requirements.in -o tests/requirements.txt
@@ -13,9 +13,9 @@ lock: | $(UV)
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
 	for v in $(BOTOCORE_OLD); do echo "botocore==$$v" | $(UV) pip compile -q --python-version 3.9 \
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
-	for n in sam moto ruff sbom cdk; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
-	  tools/$$n.in -o tools/$$n.txt; done
-	$(TOOL_PYTHON) tools/layer_info.py --write-template template.yaml
+	for n in tools/deploy/sam tools/release/moto tools/lint/ruff tools/release/sbom tools/deploy/cdk; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
+	  $$n.in -o $$n.txt; done
+	$(TOOL_PYTHON) tools/build/layer_info.py --write-template template.yaml
 	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat lock-durable
 
 .PHONY: lock-aio
@@ -25,8 +25,8 @@ lock-aio: | $(UV)
 
 .PHONY: lock-wheel
 lock-wheel: | $(UV)
-	for n in wheel-tools pypiserver; do $(UV) pip compile -q --universal --python-version 3.12 --generate-hashes \
-	  tools/$$n.in -o tools/$$n.txt; done
+	for n in tools/release/wheel-tools tools/release/pypiserver; do $(UV) pip compile -q --universal --python-version 3.12 --generate-hashes \
+	  $$n.in -o $$n.txt; done
 
 .PHONY: lock-lab
 lock-lab: | $(UV)

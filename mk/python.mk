@@ -2,16 +2,16 @@
 # (targets: interpreters; files: .venv/uv, .venv/test-<minor>, .venv/{tools,sam,moto,wheel-tools,pypiserver},
 # .venv/botocore/<minor>/<v>, .venv/aio/<minor>/<name>)
 
-# Each minor is looked up once per make run by tools/find-python
-# (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/find_python.py):
+# Each minor is looked up once per make run by tools/interpreters/find-python
+# (pyenv, then python3.X on PATH, then uv-managed, then .venv/python/; see tools/interpreters/find_python.py):
 # PYTHON_FOUND holds "3.12=/path" words for the minors this machine has.
-FIND_PYTHON := tools/find-python
-INSTALL_PYTHON := tools/install-python
+FIND_PYTHON := tools/interpreters/find-python
+INSTALL_PYTHON := tools/interpreters/install-python
 PYTHON_FOUND := $(shell $(FIND_PYTHON) --make $(NEEDED_MINORS) $(if $(wildcard .venv/uv/bin/uv),--uv .venv/uv/bin/uv))
 python_for = $(patsubst $(1)=%,%,$(filter $(1)=%,$(PYTHON_FOUND)))
 FOUND_MINORS := $(foreach w,$(PYTHON_FOUND),$(firstword $(subst =, ,$(w))))
 # need_python: the interpreter; a minor this machine lacks is installed into .venv/python/<minor>
-# (tools/install_python.py: uv python install, else Maven Central's build), or make stops saying
+# (tools/interpreters/install_python.py: uv python install, else Maven Central's build), or make stops saying
 # which goal needs which minor and why it could not be had (expanded only where a recipe or
 # prerequisite actually uses it).
 need_python = $(or $(call python_for,$(1)),$(shell $(INSTALL_PYTHON) $(1) --goal "$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))" \
@@ -36,10 +36,10 @@ interpreters: | $(UV)
 	@$(INSTALL_PYTHON) --report --goal interpreters --uv $(UV) $(NEEDED_MINORS)
 
 # The bootstrap: uv from a hash-pinned requirement, installed with pip.
-$(UV): tools/uv.txt
+$(UV): tools/interpreters/uv.txt
 	rm -rf $(VENV)/uv
 	$(TOOL_PYTHON) -m venv $(VENV)/uv
-	$(VENV)/uv/bin/pip install -q --require-hashes --no-deps -r tools/uv.txt
+	$(VENV)/uv/bin/pip install -q --require-hashes --no-deps -r tools/interpreters/uv.txt
 	touch $@
 
 # One test venv per CPython minor: pytest + the layer's pinned boto3/botocore.
@@ -63,21 +63,25 @@ SAM := $(VENV)/sam/bin/sam
 TOOLS_PY := $(VENV)/tools/bin/python
 WHEEL_TOOLS_PY := $(VENV)/wheel-tools/bin/python
 PYPISERVER_PY := $(VENV)/pypiserver/bin/python
-$(VENV)/tools/.installed: tools/ruff.txt layer/requirements.txt | $(UV)
+$(VENV)/tools/.installed: tools/lint/ruff.txt layer/requirements.txt | $(UV)
 	rm -rf $(VENV)/tools
 	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/tools
-	$(UV) pip install -q --python $(TOOLS_PY) --require-hashes -r tools/ruff.txt -r layer/requirements.txt
+	$(UV) pip install -q --python $(TOOLS_PY) --require-hashes -r tools/lint/ruff.txt -r layer/requirements.txt
 	touch $@
 
 # SAM CLI, moto; also twine (publish-wheel), pypiserver (the publish test's local index) and
 # cyclonedx-python-lib (the release test's SBOM schema check) and aws-cdk-lib (docs/attach.md's CDK snippet).
-$(VENV)/sam/.installed $(VENV)/moto/.installed $(VENV)/wheel-tools/.installed $(VENV)/pypiserver/.installed \
-  $(VENV)/sbom/.installed $(VENV)/cdk/.installed: \
-  $(VENV)/%/.installed: tools/%.txt | $(UV)
-	rm -rf $(VENV)/$*
-	$(UV) venv -q --python $(TOOL_PYTHON) $(VENV)/$*
-	$(UV) pip install -q --python $(VENV)/$*/bin/python --require-hashes -r tools/$*.txt
-	touch $@
+# Each venv from the lock beside the tool that uses it (tools/<room>/<name>.txt -> .venv/<name>).
+TOOL_LOCKS := tools/deploy/sam tools/deploy/cdk tools/release/moto tools/release/wheel-tools \
+  tools/release/pypiserver tools/release/sbom
+define tool_venv
+$$(VENV)/$(notdir $(1))/.installed: $(1).txt | $$(UV)
+	rm -rf $$(VENV)/$(notdir $(1))
+	$$(UV) venv -q --python $$(TOOL_PYTHON) $$(VENV)/$(notdir $(1))
+	$$(UV) pip install -q --python $$(VENV)/$(notdir $(1))/bin/python --require-hashes -r $(1).txt
+	touch $$@
+endef
+$(foreach lock,$(TOOL_LOCKS),$(eval $(call tool_venv,$(lock))))
 
 $(SAM): $(VENV)/sam/bin/python
 $(VENV)/tools/bin/ruff: $(TOOLS_PY)

@@ -4,20 +4,20 @@
 
 # make release: build/release/ holds both layer zips named with the version, the wheel, one CycloneDX
 # SBOM per zip and SHA256SUMS, byte-for-byte reproducible. The bytecode is compiled by the pinned
-# Maven Central CPython builds (tools/cpython-maven.sha256, installed into .venv/python-pinned/ with
-# their jars checked), never by the machine's own interpreters: see tools/release.py. linux-x86_64.
+# Maven Central CPython builds (tools/interpreters/cpython-maven.sha256, installed into .venv/python-pinned/ with
+# their jars checked), never by the machine's own interpreters: see tools/release/release.py. linux-x86_64.
 RELEASE_DIR = $(BUILD_DIR)/release
 RELEASE_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' layer/aws_keepalive/__init__.py)
 RELEASE_SUMS = $(RELEASE_DIR)/SHA256SUMS
 SBOM_PY := $(VENV)/sbom/bin/python
 .PHONY: release
 release: | $(UV)
-	$(TOOL_PYTHON) tools/release.py --uv $(UV) --out $(RELEASE_DIR)
+	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --out $(RELEASE_DIR)
 
 # When missing or older than what goes into it; otherwise publish uses the release as built.
 $(RELEASE_SUMS): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
-  tools/build_layer.py tools/build_wheel.py tools/repro_zip.py tools/layer_info.py tools/release.py tools/sbom.py \
-  tools/cpython-maven.sha256 tools/prepare_data.py
+  tools/build/build_layer.py tools/build/build_wheel.py tools/build/repro_zip.py tools/build/layer_info.py tools/release/release.py tools/release/sbom.py \
+  tools/interpreters/cpython-maven.sha256 tools/build/prepare_data.py
 	$(MAKE) --no-print-directory release
 
 # make publish REGIONS="us-east-1 eu-west-1"|all FLAVOR=full|hook|all [PUBLIC=1 | PRINCIPAL_ORG=o-...]
@@ -25,7 +25,7 @@ $(RELEASE_SUMS): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepa
 # Each release zip of FLAVOR (LAYER_NAME, and LAYER_NAME-hook for the hook flavor) into each region, in
 # parallel (PUBLISH_JOBS at once); a zip already the latest version is not published again; the
 # permission and the SSM parameters (SSM_PREFIX/<layer>/latest and /<version>) are ensured every time;
-# ARNs merged into build/release/layers.json. REGIONS=all: tools/regions.json's list for PARTITION.
+# ARNs merged into build/release/layers.json. REGIONS=all: tools/release/regions.json's list for PARTITION.
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
@@ -40,18 +40,18 @@ RELEASE_ZIP_hook = $(LAYER_NAME)-hook=$(RELEASE_DIR)/aws-python-keepalive-hook-$
 PUBLISH_FLAVORS = $(if $(filter all,$(FLAVOR)),full hook,$(FLAVOR))
 .PHONY: publish
 publish: $(TOOLS_PY) $(RELEASE_SUMS)
-	$(TOOLS_PY) tools/publish.py $(foreach f,$(PUBLISH_FLAVORS),--layer $(RELEASE_ZIP_$(f))) \
+	$(TOOLS_PY) tools/release/publish.py $(foreach f,$(PUBLISH_FLAVORS),--layer $(RELEASE_ZIP_$(f))) \
 	  --regions "$(REGIONS)" --partition $(PARTITION) --ssm-prefix $(SSM_PREFIX) --jobs $(PUBLISH_JOBS) \
 	  --layers-json $(RELEASE_DIR)/layers.json $(if $(filter 1,$(PUBLIC)),--public) \
 	  $(if $(PRINCIPAL_ORG),--principal-org $(PRINCIPAL_ORG)) \
 	  $(if $(SIGNING_PROFILE),--signing-profile $(SIGNING_PROFILE) --signing-bucket '$(SIGNING_BUCKET)')
 
-# make regions [REGIONS_SOURCE=botocore]: refresh tools/regions.json (what REGIONS=all means) from
+# make regions [REGIONS_SOURCE=botocore]: refresh tools/release/regions.json (what REGIONS=all means) from
 # AWS's public SSM parameters (needs credentials), or offline from the pinned botocore's endpoints.
 REGIONS_SOURCE ?= ssm
 .PHONY: regions
 regions: $(TOOLS_PY)
-	$(TOOLS_PY) tools/regions.py --source $(REGIONS_SOURCE)
+	$(TOOLS_PY) tools/release/regions.py --source $(REGIONS_SOURCE)
 
 # make bench-publish: every region of the aws partition x both flavors into a local moto server,
 # twice (the second run publishes nothing); prints the table, writes build/bench-publish.json.
@@ -63,9 +63,9 @@ bench-publish: $(TOOLS_PY) $(VENV)/moto/bin/python $(RELEASE_SUMS)
 # make publish-wheel INDEX_URL=https://upload.pypi.org/legacy/ TOKEN=... (or INDEX_USER + INDEX_PASSWORD).
 .PHONY: publish-wheel
 publish-wheel: wheel $(WHEEL_TOOLS_PY)
-	$(WHEEL_TOOLS_PY) tools/publish_wheel.py --wheel $(WHEEL)
+	$(WHEEL_TOOLS_PY) tools/release/publish_wheel.py --wheel $(WHEEL)
 
-# The release tests validate the SBOMs against CycloneDX's schema (cyclonedx-python-lib, tools/sbom.txt;
+# The release tests validate the SBOMs against CycloneDX's schema (cyclonedx-python-lib, tools/release/sbom.txt;
 # the venv's rule: mk/python.mk).
 test-build: $(SBOM_PY)
 test-build: export AWS_KEEPALIVE_SBOM_PYTHON := $(CURDIR)/$(SBOM_PY)
@@ -83,7 +83,7 @@ test-build: $(ACTIONLINT)
 test-build: export AWS_KEEPALIVE_ACTIONLINT := $(CURDIR)/$(ACTIONLINT)
 
 # make verify-aws [REGION=...] [MEMORY_MB=128] [VPC=1 [YES=1]] [GAPS=3] [GAP_S=380] [STEADY=5]: the demo's
-# experiment in your own account (tools/verify_aws.py): a SAM stack (a table; the lab's example function
+# experiment in your own account (tools/deploy/verify_aws.py): a SAM stack (a table; the lab's example function
 # with no layer, with BOTOCORE_TCP_KEEPALIVE=true, with the layer), invocations after gaps past the NAT
 # gateway's 350 s and after short ones, the demo's table, build/verify-aws.json, the stack deleted (also on
 # Ctrl-C). ~25 min with the defaults. Credentials are checked first: without them it stops before
@@ -96,29 +96,29 @@ GAP_S ?= 380
 STEADY ?= 5
 .PHONY: verify-aws
 verify-aws: $(TOOLS_PY)
-	$(TOOLS_PY) tools/verify_aws.py --check-credentials $(if $(REGION),--region $(REGION))
+	$(TOOLS_PY) tools/deploy/verify_aws.py --check-credentials $(if $(REGION),--region $(REGION))
 	$(MAKE) --no-print-directory $(SAM) $(RELEASE_SUMS)
-	PATH=$(SAM_PATH) $(TOOLS_PY) tools/verify_aws.py --sam $(SAM) \
+	PATH=$(SAM_PATH) $(TOOLS_PY) tools/deploy/verify_aws.py --sam $(SAM) \
 	  --layer-zip $(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip $(if $(REGION),--region $(REGION)) \
 	  --memory-mb $(MEMORY_MB) --gaps $(GAPS) --gap-s $(GAP_S) --steady $(STEADY) \
 	  $(if $(filter 1,$(VPC)),--vpc) $(if $(filter 1,$(YES)),--yes) \
 	  --work $(BUILD_DIR)/verify-aws --json $(BUILD_DIR)/verify-aws.json
 
 # docs/attach.md's snippets, each checked by its own tool (tests/build/test_attach.py): SAM and cfn-lint
-# (.venv/sam), CDK synth (.venv/cdk: aws-cdk-lib from tools/cdk.txt, run by Node), Serverless Framework 3
-# (npm ci from tools/serverless/package-lock.json into .venv/serverless; v4 needs a login), and
+# (.venv/sam), CDK synth (.venv/cdk: aws-cdk-lib from tools/deploy/cdk.txt, run by Node), Serverless Framework 3
+# (npm ci from tools/deploy/serverless/package-lock.json into .venv/serverless; v4 needs a login), and
 # `terraform fmt -check` where terraform is installed (terraform validate needs the registry's provider).
 CDK_PY := $(VENV)/cdk/bin/python
 SERVERLESS := $(VENV)/serverless/node_modules/.bin/serverless
-$(VENV)/serverless/.installed: tools/serverless/package.json tools/serverless/package-lock.json
+$(VENV)/serverless/.installed: tools/deploy/serverless/package.json tools/deploy/serverless/package-lock.json
 	rm -rf $(VENV)/serverless
 	mkdir -p $(VENV)/serverless
-	cp tools/serverless/package.json tools/serverless/package-lock.json $(VENV)/serverless/
+	cp tools/deploy/serverless/package.json tools/deploy/serverless/package-lock.json $(VENV)/serverless/
 	cd $(VENV)/serverless && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 .PHONY: lock-serverless
 lock-serverless:
-	cd tools/serverless && npm install --package-lock-only --ignore-scripts --no-audit --no-fund
+	cd tools/deploy/serverless && npm install --package-lock-only --ignore-scripts --no-audit --no-fund
 test-build: $(CDK_PY) $(VENV)/serverless/.installed
 test-build: export AWS_KEEPALIVE_CDK_PYTHON := $(CURDIR)/$(CDK_PY)
 test-build: export AWS_KEEPALIVE_SERVERLESS := $(CURDIR)/$(SERVERLESS)

@@ -75,7 +75,7 @@ def ensure_jars(cache: Path | None = None, *, timeout: float = FETCH_TIMEOUT, qu
     tmp = cache / "lib.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
-    # The local repository named as tools/install_python.py names it ($MAVEN_REPOSITORY, else
+    # The local repository named as tools/interpreters/install_python.py names it ($MAVEN_REPOSITORY, else
     # $HOME/.m2/repository; see its maven_repository): mvn's default follows Java's user.home, the
     # passwd entry's home, which may be another folder than $HOME or not writable at all.
     repository = os.environ.get("MAVEN_REPOSITORY") or str(Path.home() / ".m2" / "repository")

@@ -1,6 +1,6 @@
 """The Lambda execution stand-in: one function process run the way the managed Python runtime runs it.
 
-What is real: the CPython minor (3.10 - 3.14, found or installed by tools/find_python.py), awslambdaric
+What is real: the CPython minor (3.10 - 3.14, found or installed by tools/interpreters/find_python.py), awslambdaric
 from PyPI serving invocations from a Runtime API (lab/standin/runtime_api.py), the runtime's documented startup
 (lab/standin/runtime/bootstrap.py, which processes the layer's ``.pth`` files), an exec wrapper run as
 /var/runtime/bootstrap runs ``AWS_LAMBDA_EXEC_WRAPPER``, a plain CPython prefix with the user site
@@ -113,7 +113,7 @@ def write_dist_info(hook_dir, python_dir) -> str:
     entry points as the shipped layer and wheel.  Returns the dist-info folder's name."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("build_wheel", REPO / "tools" / "build_wheel.py")
+    spec = importlib.util.spec_from_file_location("build_wheel", REPO / "tools" / "build" / "build_wheel.py")
     build_wheel = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build_wheel)
     return build_wheel.write_dist_info(str(hook_dir), str(python_dir))

@@ -13,7 +13,7 @@ So ``.venv/lambda-X.Y`` is a prefix of its own, found by CPython's usual search 
                                  pyenv's prefix); it loads libpython through its absolute rpath
     lib/libpython*.so*, libffi*  symlinks to the base's, when it has them in its lib/: a build
                                  whose RUNPATH is relative ($ORIGIN/../lib, Maven Central's from
-                                 tools/install_python.py) finds them there, beside the copy
+                                 tools/interpreters/install_python.py) finds them there, beside the copy
     bin/python                   -> pythonX.Y
     lib/pythonX.Y/<entry>        symlinks to every entry of pyenv's standard library ...
     lib/pythonX.Y/site-packages  ... except this real folder, holding exactly
@@ -21,7 +21,7 @@ So ``.venv/lambda-X.Y`` is a prefix of its own, found by CPython's usual search 
                                  lab/runtime-sdk/<RUNTIME_BOTO3>.txt (the bundled-kind boto3),
                                  compiled to bytecode as the runtime images ship it
 
-The base is whatever CPython tools/find_python.py finds: pyenv's (an upstream build, like the
+The base is whatever CPython tools/interpreters/find_python.py finds: pyenv's (an upstream build, like the
 runtime's) or a distribution's, such as Debian's /usr/bin/python3.11.  Debian patches two things
 into its standard library that a plain prefix must not inherit from it:
 
@@ -110,9 +110,9 @@ def stamp_text(lock_file: Path = LOCK_FILE) -> str:
 
 
 def base_python(minor: str) -> Path:
-    """The CPython of that minor, found as the Makefile finds it (tools/find_python.py: pyenv, then
+    """The CPython of that minor, found as the Makefile finds it (tools/interpreters/find_python.py: pyenv, then
     python3.X on PATH, then uv-managed), so the lab runs on any machine ``make`` runs on."""
-    spec = importlib.util.spec_from_file_location("find_python", REPO / "tools" / "find_python.py")
+    spec = importlib.util.spec_from_file_location("find_python", REPO / "tools" / "interpreters" / "find_python.py")
     find_python = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(find_python)
     found = find_python.find(minor, uv=str(UV) if UV.exists() else None)

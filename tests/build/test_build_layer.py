@@ -1,4 +1,4 @@
-"""tools/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming, the hook flavor."""
+"""tools/build/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming, the hook flavor."""
 
 import hashlib
 import importlib.metadata
@@ -14,9 +14,9 @@ import zipfile
 import pytest
 from conftest import REPO, STANDIN, env, extract, interpreters, make_layer
 
-import build_layer
-import build_wheel
-import layer_info
+from tools.build import build_layer
+from tools.build import build_wheel
+from tools.build import layer_info
 
 sys.path.insert(0, REPO)
 from lab.standin import runtime_prefix  # noqa: E402  (the stand-in runtime, for the hook flavor)
@@ -401,7 +401,7 @@ def test_default_bundle_served_from_its_hashed_directory(layer, hook_layer, tmp_
 
     import trustme
 
-    import ca_dir
+    from tools.build import ca_dir
 
     sys.path.insert(0, os.path.join(REPO, "tests", "hook"))
     from ddb_server import DynamoDBShapedServer

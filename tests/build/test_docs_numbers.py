@@ -1,4 +1,4 @@
-"""tools/render_docs.py: the measured numbers in README.md and docs/ are the ones docs/data/ holds."""
+"""tools/docs/render_docs.py: the measured numbers in README.md and docs/ are the ones docs/data/ holds."""
 
 import json
 import os
@@ -8,8 +8,8 @@ import sys
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import render_docs  # noqa: E402  (tools/ is not a package)
+sys.path.insert(0, REPO)
+from tools.docs import render_docs  # noqa: E402
 
 # Numbers README may state outside a rendered block: facts of AWS, Linux and the layer's defaults,
 # not measurements. A measured number added by hand to README fails test_readme_numbers_are_rendered.
@@ -122,8 +122,8 @@ def test_rendered_sizes_are_near_this_checkouts_builds(layer, hook_layer, tmp_pa
     builds are reproducible, but an exact match would make every change to the hook re-render docs;
     10 % catches a stale size (the wheel's was 24 304 bytes against 42 520 built) and is fixed by
     `make layer; make layer FLAVOR=hook; make wheel; make docs`."""
-    sys.path.insert(0, os.path.join(REPO, "tools"))
-    import build_wheel
+    sys.path.insert(0, REPO)
+    from tools.build import build_wheel
 
     wheel = build_wheel.build(os.path.join(REPO, "layer"), str(tmp_path))
     built = {"layer": os.path.getsize(layer[0]), "layer-hook": os.path.getsize(hook_layer[0]),

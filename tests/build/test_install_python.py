@@ -1,4 +1,4 @@
-"""tools/install_python.py: a CPython minor this machine lacks, installed into the Makefile's folder
+"""tools/interpreters/install_python.py: a CPython minor this machine lacks, installed into the Makefile's folder
 from Maven Central's real build (org.bytedeco:cpython, fetched with mvn into $HOME/.m2 once), with uv
 tried first; its ssl pointed at the system's certificates; idempotent and locked.
 
@@ -16,7 +16,7 @@ import sys
 import textwrap
 import zipfile
 
-import install_python
+from tools.interpreters import install_python
 import pytest
 
 MINOR = "3.14"
@@ -112,7 +112,7 @@ def test_parallel_installs_unpack_once(tmp_path):
     lock and gets the same interpreter."""
     code = textwrap.dedent("""
         import sys; sys.path.insert(0, %r)
-        import install_python
+        from tools.interpreters import install_python
         print(install_python.ensure(%r, root=%r, uv=%r)[0])
     """ % (os.path.dirname(install_python.__file__), MINOR, str(tmp_path), NO_UV))
     runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -205,7 +205,7 @@ def test_report_one_line_per_minor(maven_root, capsys, monkeypatch):
 
 
 def test_every_maven_build_is_pinned():
-    """Each build in MAVEN_BUILDS has a sha256 line in tools/cpython-maven.sha256 (and no stale one)."""
+    """Each build in MAVEN_BUILDS has a sha256 line in tools/interpreters/cpython-maven.sha256 (and no stale one)."""
     pins = install_python.maven_pins()
     assert set(pins) == {install_python.maven_coordinates(minor) for minor in install_python.MAVEN_BUILDS}
     assert all(re.fullmatch(r"[0-9a-f]{64}", digest) for digest in pins.values())

@@ -1,11 +1,11 @@
-"""tools/layer_info.py: the description carrying the layer, boto3 and botocore versions."""
+"""tools/build/layer_info.py: the description carrying the layer, boto3 and botocore versions."""
 
 import os
 
 import pytest
 from conftest import REPO
 
-import layer_info
+from tools.build import layer_info
 
 
 def test_description_names_layer_boto3_and_botocore():

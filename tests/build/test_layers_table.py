@@ -1,6 +1,6 @@
-"""tools/layers_table.py: the ARN table of the release notes, from layers.json."""
+"""tools/release/layers_table.py: the ARN table of the release notes, from layers.json."""
 
-import layers_table
+from tools.release import layers_table
 
 
 def test_one_row_per_region_one_column_per_layer():

@@ -1,4 +1,4 @@
-"""`make publish` (tools/publish.py, tools/regions.py) against a local moto server standing in for
+"""`make publish` (tools/release/publish.py, tools/release/regions.py) against a local moto server standing in for
 Lambda, SSM and EC2: every flavor into every region, idempotent, permissions and SSM parameters
 ensured, layers.json recorded, partitions and disabled regions handled."""
 
@@ -14,9 +14,9 @@ import botocore.exceptions
 import pytest
 from conftest import REPO, env
 
-import layer_info
-import publish
-import regions
+from tools.build import layer_info
+from tools.release import publish
+from tools.release import regions
 
 REGIONS = ("us-east-1", "eu-west-1", "ap-southeast-2")
 
@@ -149,8 +149,8 @@ def test_a_changed_zip_is_a_new_version_and_moves_latest(release, moto_endpoint,
 
 
 def tool_run(endpoint, *arguments):
-    """tools/publish.py itself (arguments make does not pass, e.g. --regions-file)."""
-    return subprocess.run([sys.executable, os.path.join(REPO, "tools", "publish.py")] + list(arguments),
+    """tools/release/publish.py itself (arguments make does not pass, e.g. --regions-file)."""
+    return subprocess.run([sys.executable, os.path.join(REPO, "tools", "release", "publish.py")] + list(arguments),
                           capture_output=True, text=True, env=env(AWS_ENDPOINT_URL=endpoint))
 
 
@@ -197,7 +197,7 @@ def test_regions_file_refreshes_from_ssm_and_botocore(moto_endpoint, tmp_path):
     partition's 30+ regions and the GovCloud and China ones."""
     for source in ("ssm", "botocore"):
         out = tmp_path / ("%s.json" % source)
-        completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "regions.py"), "--source", source,
+        completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "release", "regions.py"), "--source", source,
                                     "--out", str(out)], capture_output=True, text=True,
                                    env=env(AWS_ENDPOINT_URL=moto_endpoint))
         assert completed.returncode == 0, completed.stderr

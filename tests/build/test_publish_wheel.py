@@ -1,6 +1,6 @@
-"""`make publish-wheel` (tools/publish_wheel.py, twine) against a real package index on loopback.
+"""`make publish-wheel` (tools/release/publish_wheel.py, twine) against a real package index on loopback.
 
-The index is pypiserver (tools/pypiserver.txt) with an htpasswd file, so that a wrong token is
+The index is pypiserver (tools/release/pypiserver.txt) with an htpasswd file, so that a wrong token is
 refused as a real index refuses it; uploads need a password, downloads do not.  Each test gets its
 own server (started by pid, stopped by pid) and its own package folder.
 """
@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, env, free_port, local_server, tool
 
 sys.path.insert(0, REPO)
-import build_wheel  # noqa: E402
+from tools.build import build_wheel  # noqa: E402
 
 VERSION = build_wheel.source_version(os.path.join(REPO, "layer"))
 TOKEN = "pypi-test-token-keepalive"

@@ -1,4 +1,4 @@
-"""`make release` (tools/release.py, tools/sbom.py): the release files, reproducible, with SBOMs that
+"""`make release` (tools/release/release.py, tools/release/sbom.py): the release files, reproducible, with SBOMs that
 say what is inside each zip and which pinned CPython builds compiled its bytecode."""
 
 import json
@@ -7,13 +7,13 @@ import re
 import subprocess
 import zipfile
 
-import build_wheel
-import install_python
+from tools.build import build_wheel
+from tools.interpreters import install_python
 import pytest
-import sbom
+from tools.release import sbom
 from conftest import REPO, env, make_release, tool
 
-import layer_info
+from tools.build import layer_info
 
 VERSION = build_wheel.source_version(os.path.join(REPO, "layer"))
 FULL = "aws-python-keepalive-%s.zip" % VERSION
@@ -89,7 +89,7 @@ def test_sbom_lists_every_package_with_its_locked_hashes(release, flavor):
 @pytest.mark.parametrize("name", [FULL, HOOK])
 def test_sbom_names_the_pinned_interpreters_that_compiled_the_bytecode(release, name):
     """The formulation lists one CPython per bytecode tag in the zip, each the pinned Maven Central
-    build: its version, its coordinates as a purl, and its jar's sha256 from tools/cpython-maven.sha256."""
+    build: its version, its coordinates as a purl, and its jar's sha256 from tools/interpreters/cpython-maven.sha256."""
     document = read_json(os.path.join(release, name + ".cdx.json"))
     (formula,) = document["formulation"]
     interpreters = formula["components"]

@@ -1,4 +1,4 @@
-"""Signing (tools/signing.py, publish.py with --signing-profile): S3 and Lambda are a local moto
+"""Signing (tools/release/signing.py, publish.py with --signing-profile): S3 and Lambda are a local moto
 server; AWS Signer is not served by moto (5.2.5 has signing profiles, no StartSigningJob or
 DescribeSigningJob), so the signer client is a real botocore client with a Stubber: its requests are
 validated against Signer's real API model, its answers are queued by the test, and the signed object
@@ -10,8 +10,8 @@ import boto3
 import botocore.stub
 import pytest
 
-import publish
-import signing
+from tools.release import publish
+from tools.release import signing
 
 REGION = "us-east-1"
 

@@ -1,4 +1,4 @@
-"""tools/smoke.py, the release workflow's smoke invoke: what it checks in an invoke answer, and that it
+"""tools/release/smoke.py, the release workflow's smoke invoke: what it checks in an invoke answer, and that it
 deletes its function whatever happens. moto cannot invoke a function here (it runs the code in
 Docker, which this machine lacks), so the invoke answers of the checks are built in Lambda's shape;
 create and delete run against moto."""
@@ -13,7 +13,7 @@ import sys
 import boto3
 from conftest import REPO, env
 
-import smoke
+from tools.release import smoke
 
 GOOD_LOG = "START RequestId: 1\naws-keepalive: DEBUG patched botocore 1.44.5 at /opt/python/botocore\nEND\n"
 
@@ -64,7 +64,7 @@ def test_the_function_is_deleted_when_the_invoke_fails(release, moto_endpoint, t
     layers_json = tmp_path / "layers.json"
     layers_json.write_text(json.dumps({"aws-python-keepalive-hook": {"us-east-1": arn}}))
     before = {f["FunctionName"] for f in lam.list_functions()["Functions"]}
-    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "smoke.py"), "--layers-json",
+    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "release", "smoke.py"), "--layers-json",
                                 str(layers_json), "--region", "us-east-1", "--role-arn", role],
                                capture_output=True, text=True, env=variables)
     assert completed.returncode == 1, completed.stdout + completed.stderr
@@ -77,7 +77,7 @@ def test_no_layer_in_the_region_is_an_error(tmp_path):
     """A layers.json without the smoke region stops at once, naming the region."""
     layers_json = tmp_path / "layers.json"
     layers_json.write_text(json.dumps({"aws-python-keepalive": {"eu-west-1": "arn:aws:lambda:eu-west-1:1:layer:a:1"}}))
-    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "smoke.py"), "--layers-json",
+    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "release", "smoke.py"), "--layers-json",
                                 str(layers_json), "--region", "us-east-1", "--role-arn", "r"],
                                capture_output=True, text=True, env=env())
     assert completed.returncode == 1 and "no layer in us-east-1" in completed.stderr

@@ -1,4 +1,4 @@
-"""`make verify-aws` (tools/verify_aws.py, tools/verify-aws/): as far as it runs without an AWS account.
+"""`make verify-aws` (tools/deploy/verify_aws.py, tools/deploy/verify-aws/): as far as it runs without an AWS account.
 
 Run here: the credential check through make (no credentials, refused credentials), the VPC cost
 prompt, the template through `sam validate --lint` (SAM's translator and cfn-lint), `sam deploy`
@@ -22,7 +22,7 @@ import botocore.stub
 import pytest
 from conftest import REPO, env, tool
 
-import verify_aws
+from tools.deploy import verify_aws
 
 sys.path.insert(0, os.path.join(REPO, "layer"))
 from aws_keepalive import metrics  # noqa: E402
@@ -44,7 +44,7 @@ def test_without_credentials_it_stops_at_once_and_says_so(tmp_path):
 
 def test_refused_credentials_stop_at_once(tmp_path):
     """Credentials STS cannot confirm (here: no endpoint answers) stop it the same way."""
-    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "verify_aws.py"), "--check-credentials"],
+    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "deploy", "verify_aws.py"), "--check-credentials"],
                                capture_output=True, text=True, env=env(AWS_ENDPOINT_URL="http://127.0.0.1:9",
                                                                        AWS_MAX_ATTEMPTS="1"), timeout=120)
     assert completed.returncode == 2
@@ -71,10 +71,10 @@ def test_vpc_costs_are_said_and_asked():
 
 
 def test_the_template_translates_and_lints(tmp_path):
-    """tools/verify-aws/template.yaml passes `sam validate --lint` (the SAM translator, then cfn-lint),
+    """tools/deploy/verify-aws/template.yaml passes `sam validate --lint` (the SAM translator, then cfn-lint),
     with and without the VPC condition's resources in play."""
     completed = subprocess.run([tool("AWS_KEEPALIVE_SAM"), "validate", "--lint", "--region", "us-east-1", "-t",
-                                os.path.join(REPO, "tools", "verify-aws", "template.yaml")],
+                                os.path.join(REPO, "tools", "deploy", "verify-aws", "template.yaml")],
                                capture_output=True, text=True,
                                env=env(PATH=tool("AWS_KEEPALIVE_SAM_PATH")), timeout=300)
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -89,7 +89,7 @@ def test_a_failed_deploy_is_torn_down(release, moto_endpoint, tmp_path):
     layer_zip = next(os.path.join(release, f) for f in os.listdir(release)
                      if f.startswith("aws-python-keepalive-0") and f.endswith(".zip"))
     completed = subprocess.run(
-        [sys.executable, os.path.join(REPO, "tools", "verify_aws.py"), "--sam", tool("AWS_KEEPALIVE_SAM"),
+        [sys.executable, os.path.join(REPO, "tools", "deploy", "verify_aws.py"), "--sam", tool("AWS_KEEPALIVE_SAM"),
          "--layer-zip", layer_zip, "--region", "us-east-1", "--gaps", "0", "--steady", "1", "--short-gap-s", "1",
          "--s3-bucket", "verify-artifacts", "--work", str(tmp_path / "work"), "--json", str(tmp_path / "out.json")],
         capture_output=True, text=True, timeout=600,

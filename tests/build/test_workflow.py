@@ -33,7 +33,7 @@ def test_release_workflow_runs_the_release_in_order():
     assert "role-to-assume:" in text and "aws-access-key-id" not in text and "secrets." not in text
     jobs = text[text.index("\njobs:"):]
     order = [jobs.index(marker) for marker in (
-        "make test", "make release", 'make publish REGIONS="$SMOKE_REGION"', "tools/smoke.py",
+        "make test", "make release", 'make publish REGIONS="$SMOKE_REGION"', "tools/release/smoke.py",
         "make publish REGIONS=all FLAVOR=all PUBLIC=1", "actions/attest-build-provenance", "gh release create")]
     assert order == sorted(order)
     pypi = text[text.index("  pypi:"):]

@@ -11,8 +11,8 @@ import sys
 import pytest
 from conftest import BASE_ENV, LAYER, REPO
 
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import prepare_data  # noqa: E402  (tools/prepare_data.py: what the layer build runs)
+sys.path.insert(0, REPO)
+from tools.build import prepare_data  # noqa: E402  (tools/build/prepare_data.py: what the layer build runs)
 from prepared_probe import OPT_OUT, ON, PROBE, SAMPLE, assert_same, run_probe  # noqa: E402,F401
 
 def make_site(tmp_path, name="site"):

@@ -3,12 +3,14 @@
 Read with ``ast`` from the source, every import counted, those inside functions too (a lazy import
 still ties two modules: each needs the other to work). Names resolve the way each folder runs:
 ``layer/`` is on sys.path (``aws_keepalive.*``), ``lab`` and ``bench`` are packages at the repo
-root, and a folder without ``__init__.py`` (bench/, tools/, lab/standin/runtime/, a function's task
-folder) is a script folder whose files import each other by bare name; bench/ also puts tools/ on
-sys.path.
+root, ``tools`` is a package of rooms, and a folder without ``__init__.py`` (bench/,
+lab/standin/runtime/, a function's task folder) is a script folder whose files import each other by
+bare name.
 
 Lab's rooms (lab/__init__.py draws them): lab.experiments -> lab.standin | lab.services -> lab.net
--> lab. An import to a higher room, or between the two rooms of one floor, is a violation.
+-> lab. Tools' rooms (tools/__init__.py): tools.release | tools.deploy -> tools.build |
+tools.interpreters | tools.docs | tools.lint. An import to a higher room, or between the rooms of
+one floor, is a violation; imports between the two trees are not judged here.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 TREES = ("layer", "lab", "bench", "tools")
 # lab's rooms and their floors: a module may import its own room, and rooms on lower floors.
-FLOORS = {"lab": 0, "lab/net": 1, "lab/standin": 2, "lab/services": 2, "lab/experiments": 3}
+FLOORS = {"lab": 0, "lab/net": 1, "lab/standin": 2, "lab/services": 2, "lab/experiments": 3,
+          "tools": 0, "tools/interpreters": 1, "tools/build": 1, "tools/docs": 1, "tools/lint": 1,
+          "tools/release": 2, "tools/deploy": 2}
 
 
 def python_files(repo: Path) -> list[Path]:
@@ -38,8 +42,6 @@ def module_names(repo: Path) -> dict[str, Path]:
         parts = list(relative.with_suffix("").parts)
         if parts[0] == "layer":
             parts = parts[1:]
-        elif parts[0] == "tools":
-            continue  # a script folder: bare names only
         if parts[-1] == "__init__":
             parts = parts[:-1]
         names[".".join(parts)] = path
@@ -63,8 +65,6 @@ def _resolve(name: str, source: Path, repo: Path, names: dict[str, Path]) -> Pat
         found = names.get(".".join(parts[:end]))
         if found is not None:
             return found
-    if source.is_relative_to(repo / "bench") and (repo / "tools" / (first + ".py")).exists():
-        return repo / "tools" / (first + ".py")  # bench puts tools/ on sys.path
     return None
 
 
@@ -157,13 +157,14 @@ def room(path: Path, repo: Path) -> str | None:
 
 
 def upward(edges: dict[Path, set[Path]], repo: Path) -> list[str]:
-    """Imports inside lab/ that go to a higher floor, or across the rooms of one floor."""
+    """Imports inside lab/ (or inside tools/) that go to a higher floor, or across the rooms of one
+    floor."""
     out = []
     for source, targets in edges.items():
         here = room(source, repo)
         for target in targets:
             there = room(target, repo)
-            if here is None or there is None or here == there:
+            if here is None or there is None or here == there or here.split("/")[0] != there.split("/")[0]:
                 continue
             if FLOORS[there] > FLOORS[here] or (FLOORS[there] == FLOORS[here]):
                 out.append("%s -> %s" % (source.relative_to(repo), target.relative_to(repo)))
@@ -178,15 +179,17 @@ def test_no_import_cycle(tree):
     assert found == []
 
 
-def test_lab_rooms_import_one_way():
+def test_rooms_import_one_way():
     """lab.net imports nothing of the stand-in, services or experiments; standin and services not
-    each other nor the experiments (imports in functions included)."""
+    each other nor the experiments; tools' build, interpreters and docs nothing of release or
+    deploy, nor each other (imports in functions included)."""
     assert upward(graph(REPO), REPO) == []
 
 
-def test_every_lab_package_says_what_it_holds_and_may_import():
-    """Each package under lab/ has an __init__ docstring, and every room's names what it may import."""
-    for init in sorted((REPO / "lab").rglob("__init__.py")):
+@pytest.mark.parametrize("tree", ("lab", "tools"))
+def test_every_package_says_what_it_holds_and_may_import(tree):
+    """Each package under lab/ and tools/ has an __init__ docstring, and every room's names what it may import."""
+    for init in sorted((REPO / tree).rglob("__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
         assert doc, init
         if init.parent.relative_to(REPO).as_posix() in FLOORS:

@@ -203,7 +203,7 @@ def markdown(table_rows) -> str:
 
 
 def view(data) -> str:
-    """docs/shapes-lmi.md's table, rendered from build/demo-lmi.json by tools/render_docs.py (make docs)."""
+    """docs/shapes-lmi.md's table, rendered from build/demo-lmi.json by tools/docs/render_docs.py (make docs)."""
     lmi = data["demo-lmi"]
     fds = lmi["worker_fds"]
 

@@ -57,7 +57,7 @@ WHAT = {"handler": "1 put", "handler_ten": "10 puts"}
 
 
 def view(data, handler="handler") -> str:
-    """docs/demo.md's table (app.handler), rendered from the JSON by tools/render_docs.py (make docs)."""
+    """docs/demo.md's table (app.handler), rendered from the JSON by tools/docs/render_docs.py (make docs)."""
     demo = data["demo"]
     table_rows = [tuple(row[key] for key in KEYS) for row in demo["rows"] if row["handler"] == handler]
     table_rows = [row[:3] + tuple("-" if v is None else "%.1f" % v for v in row[3:7]) + ("%.2f" % row[7],) + row[8:]

@@ -136,7 +136,7 @@ def print_table(rows) -> None:
 
 
 def view(data) -> str:
-    """docs/diagnostics.md's table, rendered from build/measure-learn.json by tools/render_docs.py."""
+    """docs/diagnostics.md's table, rendered from build/measure-learn.json by tools/docs/render_docs.py."""
     learn = data["measure-learn"]
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     lines += ["| " + " | ".join(cells(r)) + " |" for r in learn["rows"]]

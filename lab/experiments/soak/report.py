@@ -143,7 +143,7 @@ def table_lines(report: dict) -> list:
 
 
 def view(data) -> str:
-    """docs/soak.md's table, rendered from build/soak.json by tools/render_docs.py (make docs)."""
+    """docs/soak.md's table, rendered from build/soak.json by tools/docs/render_docs.py (make docs)."""
     soak = data["soak"]
     run = soak["run"]
     return ("Seed %s, %s s of rounds (%.0f s wall): %s rounds, %s of them in drop mode; restarts: %s; %s; "
