@@ -1,9 +1,15 @@
 """make verify-aws's handlers: the lab's example function (app.py, copied in unchanged from
 examples/put_item/ by tools/deploy/verify_aws.py) plus what the experiment reads back: botocore's retries
 of each invocation's puts (the RetryAttempts of every PutItem, from botocore's own after-call
-event on the function's module-level client)."""
+event on the function's module-level client), and what the TLS sessions of its pooled connections
+say (tls_probe.py), for DynamoDB and STS (GetCallerIdentity: needs no permission), after the puts."""
+
+import boto3
 
 import app
+import tls_probe
+
+_sts = boto3.client("sts")
 
 _retries = []
 
@@ -18,6 +24,11 @@ app.dynamodb.meta.events.register("after-call.dynamodb.PutItem", _count_retries)
 def _with_retries(result):
     result["retries"] = sum(_retries)
     del _retries[:]
+    try:
+        _sts.get_caller_identity()  # after the puts: their timing is app.handler's own
+        result["tls"] = {"dynamodb": tls_probe.pooled_tls(app.dynamodb), "sts": tls_probe.pooled_tls(_sts)}
+    except Exception as error:  # the experiment's puts matter more than this probe
+        result["tls"] = {"error": repr(error)}
     return result
 
 
