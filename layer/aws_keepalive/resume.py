@@ -58,6 +58,7 @@ import os
 import ssl
 import threading
 import time
+import weakref
 
 from aws_keepalive import diagnostics, idle
 
@@ -198,18 +199,22 @@ def _install(context):
 
 
 class _ResumingWrap:
-    """``context.wrap_socket`` with ``session=`` added for the connection now offering one."""
+    """``context.wrap_socket`` with ``session=`` added for the connection now offering one.
+
+    Holds its context by weak reference: the context holds this object, and a strong reference
+    back would make every client's context wait for the cyclic garbage collector to be freed."""
 
     __slots__ = ("_context",)
 
     def __init__(self, context):
-        self._context = context
+        self._context = weakref.ref(context)
 
     def __call__(self, sock, *args, **kwargs):
+        context = self._context()
         offer = getattr(_offer, "value", None)
         if (
             offer is not None
-            and offer[0] is self._context
+            and offer[0] is context
             and not args
             and kwargs.get("session") is None
             and not kwargs.get("server_side")
@@ -217,7 +222,7 @@ class _ResumingWrap:
         ):
             _offer.value = None
             kwargs["session"] = offer[2]
-        return ssl.SSLContext.wrap_socket(self._context, sock, *args, **kwargs)
+        return ssl.SSLContext.wrap_socket(context, sock, *args, **kwargs)
 
 
 def report(error):

@@ -244,3 +244,21 @@ def test_cache_bounded_per_context(layer, tmp_path, monkeypatch):
     finally:
         for server in servers:
             server.__exit__(None, None, None)
+
+
+def test_a_context_resume_touched_is_freed_without_the_cycle_collector():
+    """The per-context wrap_socket refers to its context weakly: a dropped context (and its
+    sessions) goes at once, as an untouched one does, not at the next garbage collection."""
+    import gc
+    import weakref
+
+    context = ssl.create_default_context()
+    resume._install(context)
+    assert isinstance(vars(context)["wrap_socket"], resume._ResumingWrap)
+    gone = weakref.ref(context)
+    gc.disable()
+    try:
+        del context
+        assert gone() is None
+    finally:
+        gc.enable()
