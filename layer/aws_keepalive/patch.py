@@ -449,10 +449,10 @@ def _make_connect(handshake, original):
             result = original(self, *args, **kwargs)
         except BaseException:
             if tls and resume.enabled:
-                _after_connect(self, offer, True)
+                resume.after_connect(self, offer, True)
             raise
         connect_ms = (time.perf_counter() - started) * 1000.0
-        session = _after_connect(self, offer, False) if tls and resume.enabled else None
+        session = resume.after_connect(self, offer, False) if tls and resume.enabled else None
         if metrics.enabled:
             metrics.new_connection(reason, connect_ms)
             if session is not None:
@@ -474,15 +474,6 @@ def _make_connect(handshake, original):
         return result
 
     return connect
-
-
-def _after_connect(conn, offer, failed):
-    """resume.after_connect, never raising (always run: it clears this thread's offer)."""
-    try:
-        return resume.after_connect(conn, offer, failed)
-    except Exception as error:
-        resume.report(error)
-        return None
 
 
 # --- prepared data ---------------------------------------------------------------------------

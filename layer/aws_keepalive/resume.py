@@ -15,10 +15,11 @@ server_hostname=...)``, with no session argument.  So:
 
 * the cache lives on the client's own context (an attribute: ssl.SSLContext has a __dict__): a
   session never crosses contexts, hence never clients (CPython would refuse it anyway);
-* the context gets, once, an instance attribute ``wrap_socket`` that adds ``session=`` when --
-  and only when -- the botocore connection now connecting in this thread set an offer for exactly
-  this context and server name (a thread-local, set and cleared around ``connect()`` by patch.py's
-  connection wrapper).  Any other caller of the context's ``wrap_socket`` gets stock's call;
+* the context gets, once, instance attributes ``wrap_socket`` and ``wrap_bio`` that add
+  ``session=`` when -- and only when -- the connection now connecting in this thread or asyncio
+  task set an offer for exactly this context and server name (a context variable, set and cleared
+  around ``connect()`` by patch.py's connection wrapper, or around the aiohttp connector's
+  ``_create_connection`` by aio.py).  Any other caller of the context gets stock's call;
 * a session is taken from a connection when it first goes back to its pool (``sock.session``):
   a TLS 1.3 server sends its tickets after the handshake, and the client reads them with the
   first response, so right after ``connect()`` there is nothing to resume yet.
@@ -36,7 +37,16 @@ session's peer certificate for its checks.
 Not resumed, by decision: connections through any proxy (a CONNECT tunnel, an https:// proxy,
 TLS in TLS): the tunnel's far end is the target, but the proxy settings would have to join the key
 and the proxy contexts urllib3 builds per connection cannot resume anyway; such connections stay
-exactly stock.  aiobotocore: not covered (docs/trust.md says why).
+exactly stock.
+
+aiobotocore.  aiohttp opens TLS through asyncio (``loop.create_connection(ssl=context,
+server_hostname=...)``), whose SSL protocol calls ``context.wrap_bio(..., server_hostname=...)``:
+in CPython 3.11+ while the connecting task runs, in 3.10 in ``connection_made``, a callback the
+loop runs in a copy of that task's context -- either way the task's offer is visible there and
+nowhere else.  aiobotocore makes one context per client and connector (verify on: CERT_REQUIRED
+and ``check_hostname``, so OpenSSL checked chain and name in the full handshake); the key is the
+connector's (host, port, server name).  The session is taken when the connector takes the
+connection back (aio.py's ``_release``).
 
 Bounded and safe.  At most ``MAX_PER_CONTEXT`` sessions per context (a client talks to a few
 hosts); the oldest is dropped first.  No lock: each step is one dict operation, atomic under the
@@ -54,9 +64,9 @@ A spawned or forkserver child is a new interpreter with new contexts: it starts 
 Switch: ``AWS_PYTHON_KEEPALIVE_TLS_RESUME`` (settings.py).
 """
 
+import contextvars
 import os
 import ssl
-import threading
 import time
 import weakref
 
@@ -71,7 +81,9 @@ PENDING_KEY = "_aws_keepalive_tls_key"
 
 enabled = False  # set by patch.apply when AWS_PYTHON_KEEPALIVE_TLS_RESUME is on
 _forks = 0
-_offer = threading.local()  # .value: (context, server_hostname, session) while connect() runs
+# (context, server_hostname, session) while a connection that offers a session connects: a
+# context variable, so each thread and each asyncio task sees only its own offer.
+_offer = contextvars.ContextVar("aws_keepalive_tls_offer", default=None)
 
 
 def _forked():
@@ -101,15 +113,17 @@ def key_of(conn):
         return None
     host = getattr(conn, "host", None)
     server_hostname = getattr(conn, "server_hostname", None) or host
+    if isinstance(server_hostname, str):
+        server_hostname = server_hostname.rstrip(".")  # what urllib3 2.x passes to wrap_socket
     return (
         host,
         getattr(conn, "port", None),
-        server_hostname,
         getattr(conn, "ca_certs", None),
         getattr(conn, "ca_cert_dir", None),
         getattr(conn, "ca_cert_data", None),
         getattr(conn, "cert_file", None),
         getattr(conn, "key_file", None),
+        server_hostname,  # last: the offer matches wrap_socket's server_hostname against it
     )
 
 
@@ -118,28 +132,39 @@ def before_connect(conn):
     key = key_of(conn)
     if key is None:
         return None
-    context = conn.ssl_context
-    _install(context)
-    session = None
-    sessions = getattr(context, SESSIONS, None)
-    entry = sessions.get(key) if sessions else None
-    if entry is not None:
-        made_in, candidate = entry
-        if made_in == generation() and time.time() < candidate.time + candidate.timeout:
-            session = candidate
-        else:
-            sessions.pop(key, None)
-    if session is not None:
-        # What urllib3 passes as server_hostname (2.x strips a trailing dot).
-        _offer.value = (context, key[2].rstrip(".") if isinstance(key[2], str) else key[2], session)
-    return (context, key, session)
+    return _offer_for(conn.ssl_context, key)
 
 
+def _clears_offer(function):
+    """After a connect (whatever happened): this thread's or task's offer is cleared, and a failure
+    here is reported once and answered None -- the connection itself stays as it is."""
+
+    def cleared(*args):
+        try:
+            return function(*args)
+        except Exception as error:
+            report(error)
+            return None
+        finally:
+            _offer.set(None)
+
+    return cleared
+
+
+@_clears_offer
 def after_connect(conn, token, failed):
     """After ``connect()``: clear the offer; note whether the handshake resumed.  Returns
     "resumed", "not resumed" (a session was offered, the server did a full handshake), "full"
     (nothing offered), or None (not a connection this module looks at)."""
-    _offer.value = None
+    sock = getattr(conn, "sock", None)
+    verified = getattr(conn, "is_verified", False) and isinstance(sock, ssl.SSLSocket)
+    return _connected(conn, sock if verified else None, token, failed)
+
+
+def _connected(owner, ssl_object, token, failed):
+    """after_connect's work for any client family: ``ssl_object`` the verified connection's
+    SSLSocket or SSLObject (None: not verified as stock would); ``owner`` keeps the key until its
+    first release."""
     if token is None:
         return None
     context, key, session = token
@@ -149,13 +174,12 @@ def after_connect(conn, token, failed):
             if sessions is not None:
                 sessions.pop(key, None)
         return None
-    sock = getattr(conn, "sock", None)
-    if not getattr(conn, "is_verified", False) or not isinstance(sock, ssl.SSLSocket):
+    if ssl_object is None:
         return None
-    setattr(conn, PENDING_KEY, key)
+    setattr(owner, PENDING_KEY, key)
     if session is None:
         return "full"
-    return "resumed" if sock.session_reused else "not resumed"
+    return "resumed" if ssl_object.session_reused else "not resumed"
 
 
 def after_release(conn):
@@ -166,18 +190,22 @@ def after_release(conn):
         return
     setattr(conn, PENDING_KEY, None)
     sock = getattr(conn, "sock", None)
-    if not isinstance(sock, ssl.SSLSocket):
-        return
-    session = sock.session
+    if isinstance(sock, ssl.SSLSocket):
+        _keep(sock, key)
+
+
+def _keep(ssl_object, key):
+    """Keep ``ssl_object``'s session under ``key`` in its context's cache (bounded)."""
+    session = ssl_object.session
     if session is None:
         return
-    if sock.version() != "TLSv1.3" or not session.has_ticket:
+    if ssl_object.version() != "TLSv1.3" or not session.has_ticket:
         # TLS 1.3 tickets only.  TLS 1.2 cannot resume here: urllib3's contexts ask for no TLS 1.2
         # tickets (OP_NO_TICKET, kept: a 1.2 ticket resumption has no forward secrecy), and
         # session-ID resumption ends when a side closes without close_notify, as urllib3 does;
         # offering such a session measurably costs CPU for nothing (bench/tls_resume.py).
         return
-    sessions = getattr(sock.context, SESSIONS, None)
+    sessions = getattr(ssl_object.context, SESSIONS, None)
     if sessions is None:
         return
     sessions.pop(key, None)  # re-inserted last: the oldest entry is the first in the dict
@@ -189,40 +217,107 @@ def after_release(conn):
     sessions[key] = (generation(), session)
 
 
+# --- aiobotocore: aiohttp's connector ----------------------------------------------------------
+
+
+def before_aio_connect(connector, key):
+    """aio.py, before the connector opens a connection for ``key`` (aiohttp's ConnectionKey): offer
+    a cached session; returns what after_aio_connect needs (None: neither offer nor keep).
+
+    Only for the connector's own verifying context (aiobotocore makes one per client and
+    connector; ``check_hostname`` on: OpenSSL checks the name in the handshake), no proxy, no
+    per-request ``ssl`` other than that context, no fingerprint."""
+    context = getattr(connector, "_ssl", None)
+    if not isinstance(context, ssl.SSLContext) or not getattr(key, "is_ssl", False):
+        return None
+    if getattr(key, "proxy", None) is not None:
+        return None
+    if getattr(key, "ssl", True) not in (True, None) and getattr(key, "ssl", None) is not context:
+        return None
+    if context.verify_mode != ssl.CERT_REQUIRED or not context.check_hostname:
+        return None
+    host = getattr(key, "host", None)
+    if not isinstance(host, str):
+        return None
+    # aiohttp's server_hostname: (req.server_hostname or host).rstrip("."); aiobotocore sets none.
+    return _offer_for(context, ("aiohttp", host, getattr(key, "port", None), host.rstrip(".")))
+
+
+@_clears_offer
+def after_aio_connect(protocol, token, failed):
+    """aio.py, after the connector opened (or failed to open) a connection: as after_connect."""
+    transport = getattr(protocol, "transport", None) if protocol is not None else None
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    return _connected(protocol, ssl_object, token, failed)
+
+
+def after_aio_release(protocol):
+    """aio.py, when the connector takes a connection back: as after_release."""
+    key = getattr(protocol, PENDING_KEY, None)
+    if key is None:
+        return
+    setattr(protocol, PENDING_KEY, None)
+    transport = getattr(protocol, "transport", None)
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    if ssl_object is not None:
+        _keep(ssl_object, key)
+
+
+def _offer_for(context, key):
+    """Install the context's hooks, set this thread's or task's offer if a live session is cached
+    for ``key``; the token after_*connect take."""
+    _install(context)
+    session = None
+    sessions = getattr(context, SESSIONS, None)
+    entry = sessions.get(key) if sessions else None
+    if entry is not None:
+        made_in, candidate = entry
+        if made_in == generation() and time.time() < candidate.time + candidate.timeout:
+            session = candidate
+        else:
+            sessions.pop(key, None)
+    if session is not None:
+        _offer.set((context, key[-1], session))
+    return (context, key, session)
+
+
 def _install(context):
-    """Give ``context`` (once) its cache and the wrap_socket that passes the offered session."""
+    """Give ``context`` (once) its cache, and the wrap_socket (urllib3) and wrap_bio (asyncio, for
+    aiohttp) that pass the offered session."""
     if SESSIONS in vars(context):
         return
     setattr(context, SESSIONS, {})
-    # An instance attribute shadows the class's method for this context only.
-    context.wrap_socket = _ResumingWrap(context)
+    # Instance attributes shadow the class's methods for this context only.
+    context.wrap_socket = _ResumingWrap(context, ssl.SSLContext.wrap_socket)
+    context.wrap_bio = _ResumingWrap(context, ssl.SSLContext.wrap_bio)
 
 
 class _ResumingWrap:
-    """``context.wrap_socket`` with ``session=`` added for the connection now offering one.
+    """``context.wrap_socket`` / ``wrap_bio`` with ``session=`` added for the connection now
+    offering one (in this thread or task), and only for the server name it was offered for.
 
     Holds its context by weak reference: the context holds this object, and a strong reference
     back would make every client's context wait for the cyclic garbage collector to be freed."""
 
-    __slots__ = ("_context",)
+    __slots__ = ("_context", "_method")
 
-    def __init__(self, context):
+    def __init__(self, context, method):
         self._context = weakref.ref(context)
+        self._method = method
 
-    def __call__(self, sock, *args, **kwargs):
+    def __call__(self, *args, **kwargs):
         context = self._context()
-        offer = getattr(_offer, "value", None)
+        offer = _offer.get()
         if (
             offer is not None
             and offer[0] is context
-            and not args
             and kwargs.get("session") is None
             and not kwargs.get("server_side")
             and kwargs.get("server_hostname") == offer[1]
         ):
-            _offer.value = None
+            _offer.set(None)
             kwargs["session"] = offer[2]
-        return ssl.SSLContext.wrap_socket(context, sock, *args, **kwargs)
+        return self._method(context, *args, **kwargs)
 
 
 def report(error):

@@ -262,3 +262,63 @@ def test_a_context_resume_touched_is_freed_without_the_cycle_collector():
         assert gone() is None
     finally:
         gc.enable()
+
+
+AIO_SCRIPT = """
+import asyncio, json, sys
+sys.path.insert(0, %(aio)r)
+from aws_keepalive import aio, patch, settings
+config = settings.Settings(tls_resume=%(on)r)
+patch.apply(config)
+aio.apply(config)
+from aiobotocore.config import AioConfig
+from aiobotocore.session import get_session
+
+async def main():
+    async with get_session().create_client(
+            "dynamodb", region_name="us-east-1", endpoint_url=%(url)r, verify=%(verify)r,
+            aws_access_key_id="a", aws_secret_access_key="b",
+            config=AioConfig(retries={"max_attempts": 1})) as client:
+        for _ in range(3):
+            await client.list_tables()
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("name,on,expected", [
+    ("aiobotocore-3.10.0", True, [False, True, True]),
+    ("aiobotocore-3.10.0", False, [False, False, False]),
+    # aiohttp 3.9.5's aiobotocore 2.26 context checks no hostname in OpenSSL (check_hostname off):
+    # nothing is offered there.
+    ("aiobotocore-2.26.0-aiohttp-3.9.5", True, [False, False, False]),
+])
+def test_aiobotocore_new_connections_resume(tmp_path, name, on, expected):
+    """An aiobotocore client's new connections resume its verified session (asyncio's wrap_bio
+    gets the task's offer), only with the switch on and a context that checks the hostname."""
+    from conftest import python_with_layer
+    from test_aio import AIO_DIRS, MINOR
+
+    folder = os.path.join(AIO_DIRS, MINOR, name)
+    assert os.path.isfile(os.path.join(folder, ".done")), "%s missing under %r: run `make test`" % (name, AIO_DIRS)
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        run = python_with_layer(AIO_SCRIPT % dict(aio=folder, on=on, url=server.url, verify=bundle))
+        assert run.returncode == 0, run.stderr
+        assert server.tls_resumed == expected
+
+
+@pytest.mark.parametrize("step", ["key_of", "_keep", "_connected"])
+def test_a_failure_inside_is_reported_once_and_calls_go_on(layer, tmp_path, monkeypatch, capsys, step):
+    """Whatever step of resume.py fails, every call succeeds on a full handshake and one warning
+    says so (the hook never breaks a function)."""
+    layer()
+    monkeypatch.setattr(diagnostics, "_reported", set())
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(resume, step, broken)
+    resumed, _ = calls_on_new_connections(tmp_path, 3)
+    assert resumed == [False, False, False]
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "TLS session resumption failed" in line]
+    assert len(warnings) == 1 and "injected" in warnings[0]
