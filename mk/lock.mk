@@ -75,3 +75,20 @@ lock-durable: | $(UV)
 	for n in function runner; do $(UV) pip compile -q --universal --python-version 3.13 --generate-hashes \
 	  -c layer/requirements.txt lab/experiments/durable/$$n-requirements.in \
 	  -o lab/experiments/durable/$$n-requirements.txt; done
+
+# make bump-sdk [VERSION=x.y.z]: the full layer's boto3/botocore/s3transfer moved to the newest release
+# on the package index (or botocore VERSION), re-locked with hashes as `lock` does, what follows the
+# pin re-locked and rebuilt (both zips: CA directories, prepared data; template.yaml; the SDK defaults
+# table; README's numbers), then judged by test-build, test-hook-3.12 and test-compat. A failing suite
+# restores the old pin and names its failed tests. On an unchanged pin: exit 0, nothing written.
+# Prints what changed (services, defaults modes, the modules the hook patches); build/bump-sdk.json
+# holds the same for the scheduled workflow (.github/workflows/bump-sdk.yml). Logic:
+# tools/release/bump_sdk.py (the release room: a bump is the first step of a patch release).
+# BUMP_INDEX_URL: another index (the rehearsal's pypiserver).
+VERSION ?=
+BUMP_INDEX_URL ?=
+.PHONY: bump-sdk
+bump-sdk: | $(UV)
+	$(TOOL_PYTHON) tools/release/bump_sdk.py --uv $(UV) --make "$(MAKE) --no-print-directory" \
+	  $(if $(VERSION),--version $(VERSION)) $(if $(BUMP_INDEX_URL),--index-url $(BUMP_INDEX_URL)) \
+	  --report $(BUILD_DIR)/bump-sdk.json --work $(BUILD_DIR)/bump-sdk
