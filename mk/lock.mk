@@ -38,12 +38,14 @@ lock-lab: | $(UV)
 	  -o lab/otel-requirements.txt
 	$(MAKE) --no-print-directory lock-runtime-sdk
 
-# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 at that version with what it pins and the newest of what
-# it allows (as pip installs it into a runtime image). 1.34.162.txt, the 2024 baseline, was written
-# with urllib3==1.26.20 added, as the lab ran it then.
+# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 and botocore at that version (the runtimes bundle the pair
+# with one number: boto3 1.38.36 allows any botocore 1.38.x, and the newest, 1.38.46, is not what a
+# runtime holding boto3 1.38.36 imports), the newest of what they allow for the rest. 1.34.162.txt,
+# the 2024 baseline, was written with urllib3==1.26.20 added, as the lab ran it then. A release a
+# runtime reports (make verify-aws) joins the hook flavor by this target and make layer FLAVOR=hook.
 .PHONY: lock-runtime-sdk
 lock-runtime-sdk: | $(UV)
-	echo "boto3==$(RUNTIME_BOTO3)" | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
+	printf 'boto3==%s\nbotocore==%s\n' $(RUNTIME_BOTO3) $(RUNTIME_BOTO3) | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
 	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
 
 .PHONY: lock-demo

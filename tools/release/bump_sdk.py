@@ -11,7 +11,9 @@ reach it within a day, with no hand edit. One command does what a bump needs, in
    a bump is an SDK change and is judged as one. The compile runs in a scratch folder holding copies
    at the same relative paths, so that an unchanged pin leaves the real file untouched (not even its
    time: make would rebuild every venv that lists it).
-2. **unchanged**: the same text as the committed lock -> say so, exit 0, change nothing.
+2. **unchanged**: the same versions as the committed lock -> say so, exit 0, change nothing (the
+   hashes alone may differ: an index serving fewer files of the same release, a wheel added later;
+   that is no new release).
 3. **re-lock what follows the pin**: the locks that take ``layer/requirements.txt`` as a constraint
    (``make lock-compat lock-demo lock-durable``) and template.yaml's description (layer_info).
 4. **rebuild**: both layer zips (their CA directories and prepared data are made from the pin),
@@ -296,7 +298,7 @@ def bump(uv, make, version=None, index_url=None, work="build/bump-sdk", report_p
     new_text = resolve(uv, repo, version=version, index_url=index_url)
     old_pins, new_pins = pins(old_text), pins(new_text)
     report = {"old": {name: old_pins.get(name) for name in SDK}, "new": {name: new_pins.get(name) for name in SDK},
-              "changed": new_text != old_text, "suites": {}, "changes": None}
+              "changed": new_pins != old_pins, "suites": {}, "changes": None}
     if not report["changed"]:
         print("bump-sdk: the pin is %s; nothing to do" % describe_pins(old_pins, new_pins))
         report["seconds"] = round(time.monotonic() - started, 1)
