@@ -82,7 +82,7 @@ def git(cwd, *argv, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def bumped(index, tmp_path_factory):
+def bumped(index, tmp_path_factory):  # noqa: F811 (the fixture imported above)
     """A clone (this working tree's tools/ and workflow on top, committed) after a real bump to OLDER
     (done once: each test works on its own copy)."""
     tmp_path = tmp_path_factory.mktemp("bumped")
