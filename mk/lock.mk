@@ -40,13 +40,16 @@ lock-lab: | $(UV)
 
 # lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 and botocore at that version (the runtimes bundle the pair
 # with one number: boto3 1.38.36 allows any botocore 1.38.x, and the newest, 1.38.46, is not what a
-# runtime holding boto3 1.38.36 imports), the newest of what they allow for the rest. 1.34.162.txt,
+# runtime holding boto3 1.38.36 imports), the newest of what they allow for the rest. RUNTIME_SDK_DIR=
+# lab/runtime-sdk/unknown: a release the lab can run as the runtime's copy that the hook flavor does
+# not prepare (the build reads lab/runtime-sdk/*.txt only; make coldstart-unknown). 1.34.162.txt,
 # the 2024 baseline, was written with urllib3==1.26.20 added, as the lab ran it then. A release a
 # runtime reports (make verify-aws) joins the hook flavor by this target and make layer FLAVOR=hook.
 .PHONY: lock-runtime-sdk
+RUNTIME_SDK_DIR ?= lab/runtime-sdk
 lock-runtime-sdk: | $(UV)
 	printf 'boto3==%s\nbotocore==%s\n' $(RUNTIME_BOTO3) $(RUNTIME_BOTO3) | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
-	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
+	  --no-header - -o $(RUNTIME_SDK_DIR)/$(RUNTIME_BOTO3).txt
 
 .PHONY: lock-demo
 lock-demo: | $(UV)
