@@ -131,7 +131,8 @@ def test_a_failing_suite_restores_the_old_pin_and_names_the_test(index, tmp_path
     assert {path: (root / path).read_bytes() for path in before} == before
     record = (tmp_path / "record").read_text().splitlines()
     assert record[0] == " ".join(bump_sdk.FOLLOWING_LOCK_TARGETS)
-    assert record[1:3] == ["layer FLAVOR=full", "layer FLAVOR=hook"] and record[-3:] == list(bump_sdk.SUITES)
+    assert record[1:5] == ["layer FLAVOR=full", "layer FLAVOR=hook", "sdk-defaults", "docs"]
+    assert record[-3:] == list(bump_sdk.SUITES)
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["refused"] == ["test-hook-3.12"] and report["new"]["botocore"] == OLDER
 

@@ -17,7 +17,7 @@ reach it within a day, with no hand edit. One command does what a bump needs, in
 3. **re-lock what follows the pin**: the locks that take ``layer/requirements.txt`` as a constraint
    (``make lock-compat lock-demo lock-durable``) and template.yaml's description (layer_info).
 4. **rebuild**: both layer zips (their CA directories and prepared data are made from the pin),
-   the SDK defaults table when the tree has one, ``make docs`` (README's sizes).
+   the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes).
 5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat``:
    the last runs botocore's own unit tests from the pinned sdist with the layer on). A failing suite
    restores every file the bump wrote and names the failing tests; exit 1.
@@ -270,14 +270,10 @@ def restore(saved, repo):
             handle.write(content)
 
 
-def rebuild_targets(repo):
-    """What is made from the pin: the two zips (CA directories, prepared data), the SDK defaults table
-    when the tree has one (tools/build/sdk_defaults.py, issue 31), README's numbers."""
-    targets = [["layer", "FLAVOR=full"], ["layer", "FLAVOR=hook"]]
-    if os.path.exists(os.path.join(repo, "tools", "build", "sdk_defaults.py")):
-        targets.append(["sdk-defaults"])
-    targets.append(["docs"])
-    return targets
+# What is made from the pin: the two zips (CA directories, prepared data), the table of defaults the
+# full layer's SDK changes against the runtimes' (docs/build.md, tools/build/sdk_defaults.py), and
+# README's numbers.
+REBUILD = (("layer", "FLAVOR=full"), ("layer", "FLAVOR=hook"), ("sdk-defaults",), ("docs",))
 
 
 def write_report(path, report):
@@ -321,7 +317,7 @@ def bump(uv, make, version=None, index_url=None, work="build/bump-sdk", report_p
     layer_info.main(["--requirements", os.path.join(repo, LOCK), "--init", os.path.join(repo, HOOK_INIT),
                      "--write-template", os.path.join(repo, "template.yaml")])
     steps = [("re-lock", [*FOLLOWING_LOCK_TARGETS])]
-    steps += [("rebuild " + " ".join(targets), targets) for targets in rebuild_targets(repo)]
+    steps += [("rebuild " + " ".join(targets), list(targets)) for targets in REBUILD]
     steps += [(suite, [suite]) for suite in suites]
     failed = []
     for name, targets in steps:
