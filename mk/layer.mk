@@ -38,6 +38,13 @@ layer: | $(UV)
 	  $(addprefix --python ,$(LAYER_PYTHONS)) $(addprefix --ca-sdk ,$(FLAVOR_CA_SDKS)) \
 	  $(addprefix --prepared-sdk ,$(FLAVOR_PREPARED_SDKS))
 
+# The table of defaults the full layer's SDK changes against the runtimes' bundled ones, written into
+# docs/build.md between its sdk-defaults markers (tools/build/sdk_defaults.py; each SDK installed from
+# its lock into $(BUILD_DIR)/sdk-defaults once). make bump-sdk runs it after a new pin.
+.PHONY: sdk-defaults
+sdk-defaults: | $(UV)
+	$(TOOL_PYTHON) tools/build/sdk_defaults.py --uv $(UV) --work $(BUILD_DIR)/sdk-defaults --doc docs/build.md
+
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook);
 # otherwise publish uses the zip as built (trimmed or not).
 $(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \

@@ -43,12 +43,27 @@ keeps the context botocore made for it, exactly stock's granularity, and the kno
 directory makes a per-client context as cheap as a shared one was; an unknown bundle costs one
 parse per client (stock: one per connection).
 
-A bundle file rewritten while a client lives: the file is stat'ed again at the first send a second
-or more after the last look (per pool); a new identity is recognised (or loaded) afresh, added to
-what the context already trusts -- as stock's next connection would add the new file's CAs to its
-context's store. Within that second a new connection may still verify against the file as it was:
-a subset of what stock trusts then (stock keeps the old CAs too), never more. What the layer remembers
-per bundle path is bounded (``_MAX_PATHS``); no lock, so nothing to reset after fork.
+A bundle file rewritten while a client lives: the file is stat'ed at every send that verifies
+against it (its identity: device, inode, size, mtime and ctime); a new identity is recognised (or
+loaded) afresh, added to what the context already trusts -- as stock's next connection would add
+the new file's CAs to its context's store. So the send right after a bundle refresh (a retry)
+verifies as stock's would: there is no window (issue 31; until then a pool looked again only a
+second after its last look, and a retry within that second failed CERTIFICATE_VERIFY_FAILED where
+stock succeeded). The stat costs ~1 µs per send at a full vCPU; the ctime catches a rewrite whose
+writer set the old mtime back (``touch -r``). What the layer remembers per bundle path is bounded
+(``_MAX_PATHS``); no lock, so nothing to reset after fork.
+
+A client certificate (``Config(client_cert=...)``): stock urllib3 loads it into the client's shared
+SSLContext (``load_cert_chain``) for every new connection, while another thread may be handshaking
+with that context -- which crashes CPython 3.12 / OpenSSL 3.0 (segfault or hang: docs/compat.md,
+"Client certificate"). So it is loaded once, into the context botocore just made for the client's
+pool manager, before any thread can use it (``_get_pool_manager_kwargs``, at client creation),
+and the pools get no ``cert_file``: urllib3 then loads nothing per connection and every
+handshake presents that certificate, as stock's would. The files are stat'ed at each send; once
+either changed on disk (a rotated certificate), the pools get ``cert_file``/``key_file`` back and
+load them per connection as stock does. Anything unusual stays stock: an encrypted key (stock
+raises per connection), a file that fails to load, a proxy manager's context.
+
 ``AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0`` switches this module off.
 """
 
@@ -56,7 +71,6 @@ import hashlib
 import os
 import ssl
 import stat
-import time
 
 from aws_keepalive import diagnostics
 from aws_keepalive.wrap import wrap
@@ -67,9 +81,9 @@ CA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca")
 LOADED = "_aws_keepalive_ca_certs"
 # On a pool: the directory this module set as its ca_cert_dir.
 DIRECTORY = "_aws_keepalive_ca_cert_dir"
-# On a pool: (bundle path, when it was last stat'ed, its identity then); stat'ed again after RECHECK_S.
-CHECKED = "_aws_keepalive_ca_checked"
-RECHECK_S = 1.0
+# On a context: (cert file, key file, their identities when loaded into it) for a client certificate
+# loaded once (load_client_cert).
+CLIENT_CERT = "_aws_keepalive_client_cert"
 
 # bundle path -> (file identity, its known directory or None). A process names few bundle paths;
 # past _MAX_PATHS (a process writing a bundle per client under new names) it starts over.
@@ -82,12 +96,65 @@ def patch(settings, version, path):
     from botocore.httpsession import URLLib3Session
 
     wrap(URLLib3Session, "_setup_ssl_cert", _make_setup_ssl_cert)
+    if hasattr(URLLib3Session, "_get_pool_manager_kwargs"):
+        wrap(URLLib3Session, "_get_pool_manager_kwargs", _make_get_pool_manager_kwargs)
+
+
+def _make_get_pool_manager_kwargs(original):
+    def _get_pool_manager_kwargs(self, **extra_kwargs):
+        kwargs = original(self, **extra_kwargs)
+        if not extra_kwargs:  # the client's own pool manager (a proxy manager's: stock)
+            try:
+                load_client_cert(kwargs)
+            except Exception as error:
+                diagnostics.report_once(
+                    "client cert once",
+                    "could not load the client certificate once: %r; urllib3 loads it per connection" % (error,),
+                )
+        return kwargs
+
+    return _get_pool_manager_kwargs
+
+
+def load_client_cert(kwargs):
+    """Load ``cert_file``/``key_file`` into the new ``ssl_context`` once and take them out of the
+    pool kwargs (module docstring); anything unusual leaves the kwargs as botocore made them."""
+    cert_file, key_file = kwargs.get("cert_file"), kwargs.get("key_file")
+    context = kwargs.get("ssl_context")
+    if not (isinstance(cert_file, str) and cert_file) or not isinstance(context, ssl.SSLContext):
+        return
+    identities = (file_identity(cert_file), file_identity(key_file) if key_file else None)
+    if identities[0] is None or (key_file and identities[1] is None) or _encrypted(key_file or cert_file):
+        return
+    context.load_cert_chain(cert_file, key_file)
+    setattr(context, CLIENT_CERT, (cert_file, key_file, identities))
+    kwargs["cert_file"] = kwargs["key_file"] = None
+
+
+def _encrypted(key_file):
+    """urllib3's test for a key that needs a password (stock raises SSLError per connection then)."""
+    with open(key_file) as source:
+        return any("ENCRYPTED" in line for line in source)
+
+
+def client_cert_changed(pool):
+    """At each send: if the client certificate loaded once into the pool's context changed on disk,
+    give the pool its files back (urllib3 loads them per connection from then on, as stock does)."""
+    context = getattr(pool, "conn_kw", {}).get("ssl_context")
+    loaded = getattr(context, CLIENT_CERT, None)
+    if loaded is None or getattr(pool, "cert_file", None) is not None:
+        return
+    cert_file, key_file, identities = loaded
+    if (file_identity(cert_file), file_identity(key_file) if key_file else None) != identities:
+        pool.key_file = key_file
+        pool.cert_file = cert_file
 
 
 def _make_setup_ssl_cert(original):
     def _setup_ssl_cert(self, conn, url, verify):
         original(self, conn, url, verify)
         try:
+            client_cert_changed(conn)
             apply(conn)
         except Exception as error:
             original(self, conn, url, verify)  # botocore's settings again, as if never touched
@@ -105,15 +172,8 @@ def apply(pool):
     ca_certs = getattr(pool, "ca_certs", None)
     identity = None
     if getattr(pool, "cert_reqs", None) == "CERT_REQUIRED" and isinstance(ca_certs, str) and ca_certs:
-        # One stat per pool and second, not per send (a stat is a few µs, a send's whole overhead
-        # here well under one).
-        now = time.monotonic()
-        checked = getattr(pool, CHECKED, None)
-        if checked is not None and checked[0] == ca_certs and 0 <= now - checked[1] < RECHECK_S:
-            identity = checked[2]
-        else:
-            identity = file_identity(ca_certs)
-            setattr(pool, CHECKED, (ca_certs, now, identity))
+        # At every send: the next new connection must trust what stock's would (no window).
+        identity = file_identity(ca_certs)
     directory = known_directory(ca_certs, identity) if identity is not None else None
     ours = getattr(pool, DIRECTORY, None)
     if directory is not None:
@@ -133,7 +193,7 @@ def apply(pool):
 
 
 def file_identity(path):
-    """(device, inode, size, mtime) of a regular file, or None (a directory, a missing file:
+    """(device, inode, size, mtime, ctime) of a regular file, or None (a directory, a missing file:
     urllib3 gets it as stock does and fails or not as stock does)."""
     try:
         info = os.stat(path)
@@ -141,7 +201,7 @@ def file_identity(path):
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def known_directory(path, identity):
