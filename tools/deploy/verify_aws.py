@@ -19,7 +19,11 @@ your own path (NAT gateway, VPC endpoint, none) does to a pooled connection.  St
    invocation: the function's own timing of its put(s), botocore's retries of them, errors;
 5. the layer's EMF records (NewConnections by reason, StaleReuses) from CloudWatch Logs;
 6. the demo's table per handler, and build/verify-aws.json;
-7. the stack deleted (CloudFormation DeleteStack, waited for), also on Ctrl-C, SIGTERM or a failure.
+7. the stack deleted (CloudFormation DeleteStack, waited for), also on Ctrl-C, SIGTERM or a failure:
+   with it the functions' log groups (the template declares them, 1-day retention: Lambda would
+   otherwise create ``/aws/lambda/<fn>`` itself, outside the stack, and it would outlive it), then
+   every object ``sam deploy`` uploaded (code, layer, template: under the stack's name as S3 prefix,
+   in ``--s3-bucket`` or SAM's managed bucket), every version of each.
 """
 
 import argparse
@@ -107,6 +111,7 @@ def deploy(sam, template, stack, region, parameters, bucket=None, environ=None):
     """sam deploy; the artifacts go to ``bucket``, or to the bucket SAM manages (--resolve-s3)."""
     where = ["--s3-bucket", bucket] if bucket else ["--resolve-s3"]
     command = [sam, "deploy", "--template-file", template, "--stack-name", stack, "--region", region] + where + \
+              ["--s3-prefix", stack] + \
               ["--capabilities", "CAPABILITY_IAM", "--no-confirm-changeset",
                "--no-fail-on-empty-changeset", "--parameter-overrides"] + \
               ["%s=%s" % item for item in sorted(parameters.items())]
@@ -132,6 +137,39 @@ def teardown(cloudformation, stack, out=sys.stderr):
     except Exception as error:  # the user must hear that something may be left behind
         print("could not delete stack %s (%s): delete it in the CloudFormation console" % (stack, error), file=out)
         return False
+
+
+# The stack `sam deploy --resolve-s3` makes once per account and region, and its bucket's output.
+SAM_MANAGED_STACK = "aws-sam-cli-managed-default"
+
+
+def artifacts_bucket(cloudformation, bucket):
+    """The bucket sam deploy uploaded to: ``bucket``, else SAM's managed one (None if it has none)."""
+    if bucket:
+        return bucket
+    try:
+        (managed,) = cloudformation.describe_stacks(StackName=SAM_MANAGED_STACK)["Stacks"]
+    except Exception:  # no managed stack: nothing was uploaded there
+        return None
+    return {o["OutputKey"]: o["OutputValue"] for o in managed.get("Outputs", [])}.get("SourceBucket")
+
+
+def remove_artifacts(s3, bucket, stack, out=sys.stderr):
+    """Delete every version of every object under ``<stack>/`` in ``bucket``; returns how many. Never
+    raises (it runs in finally): what cannot be deleted is said."""
+    removed = 0
+    try:
+        pages = s3.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=stack + "/")
+        for page in pages:
+            doomed = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                      for v in page.get("Versions", []) + page.get("DeleteMarkers", [])]
+            if doomed:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": doomed, "Quiet": True})
+                removed += len(doomed)
+        print("deleted %d uploaded artifact(s) under s3://%s/%s/" % (removed, bucket, stack), file=out)
+    except Exception as error:  # the user must hear that something may be left behind
+        print("could not delete s3://%s/%s/ (%s): delete it by hand" % (bucket, stack, error), file=out)
+    return removed
 
 
 def invoke(lambda_client, function):
@@ -315,6 +353,9 @@ def run(session, args):
         return 2
     finally:
         teardown(cloudformation, stack)
+        bucket = artifacts_bucket(cloudformation, args.s3_bucket)
+        if bucket:
+            remove_artifacts(session.client("s3"), bucket, stack)
 
 
 if __name__ == "__main__":
