@@ -16,7 +16,9 @@ from conftest import REPO, env
 from tools.build import layer_info
 from tools.release import smoke
 
-GOOD_LOG = "START RequestId: 1\naws-keepalive: DEBUG patched botocore 1.44.5 at /opt/python/botocore\nEND\n"
+# The full layer's botocore: the pin (a bump moves it; the sample log follows).
+PINNED = layer_info.pinned_versions(open(os.path.join(REPO, "layer", "requirements.txt")).read())["botocore"]
+GOOD_LOG = "START RequestId: 1\naws-keepalive: DEBUG patched botocore %s at /opt/python/botocore\nEND\n" % PINNED
 
 
 def answer(payload, log=GOOD_LOG, error=None):
@@ -27,7 +29,7 @@ def answer(payload, log=GOOD_LOG, error=None):
     return result
 
 
-FULL_OK = {"account": "123456789012", "botocore": "1.44.5", "botocore_file": "/opt/python/botocore/__init__.py"}
+FULL_OK = {"account": "123456789012", "botocore": PINNED, "botocore_file": "/opt/python/botocore/__init__.py"}
 
 
 def test_a_patched_call_through_the_layer_passes():

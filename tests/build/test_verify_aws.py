@@ -172,6 +172,51 @@ def test_schedule_and_table():
     assert table.splitlines()[0].startswith("| configuration") and "300.0 |" in table
 
 
+def test_the_function_reports_the_sdk_and_python_it_runs_on(tmp_path):
+    """verify_app.runtime_sdk() in the stand-in runtime's own interpreter (its bundled-kind boto3 and
+    real awslambdaric): the versions installed there, the Python build and the execution environment,
+    and every handler's answer carries them."""
+    python = os.path.join(REPO, ".venv", "lambda-3.12", "bin", "python")
+    function = os.path.join(REPO, "tools", "deploy", "verify-aws", "function")
+    probe = ("import json, sys; sys.path[:0] = %r; import verify_app; "
+             "print(json.dumps([verify_app.runtime_sdk(), verify_app._with_retries({})]))"
+             % [function, os.path.dirname(verify_aws.EXAMPLE)])
+    completed = subprocess.run([python, "-c", probe], capture_output=True, text=True,
+                               env=env(AWS_EXECUTION_ENV="AWS_Lambda_python3.12", TABLE_NAME="t"), timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    sdk, answer = json.loads(completed.stdout)
+    assert answer == {"retries": 0, "sdk": sdk}
+    lock = open(os.path.join(REPO, "lab", "runtime-requirements.txt")).read()
+    runtime = os.environ.get("AWS_KEEPALIVE_RUNTIME_BOTO3", "1.42.97")
+    assert sdk["boto3"] == sdk["botocore"] == runtime
+    assert "awslambdaric==%s " % sdk["awslambdaric"] in lock and sdk["urllib3"]
+    assert sdk["python"].startswith("3.12.") and "(" in sdk["python"]
+    assert sdk["runtime"] == "AWS_Lambda_python3.12" and "/lambda-3.12/" in sdk["botocore_file"]
+
+
+def sdk_record(boto3_version, botocore_file):
+    return {"ok": True, "put_ms": 5.0, "retries": 0, "client_ms": 9.0, "error": None,
+            "sdk": {"boto3": boto3_version, "botocore": boto3_version, "urllib3": "1.26.20", "awslambdaric": "3.1.1",
+                    "python": "3.13.7 (main)", "runtime": "AWS_Lambda_python3.13", "botocore_file": botocore_file}}
+
+
+@pytest.mark.parametrize("release, known", [("1.42.97", True), ("1.41.3", False)])
+def test_report_names_each_functions_sdk_and_how_to_add_the_release(release, known):
+    """The report's SDK lines: the runtime's versions and Python build (no layer) beside the layer's,
+    then whether lab/runtime-sdk knows that release, or the commands that add it to the hook flavor."""
+    names = {"NoLayerOne": "f-no", "LayerOnOne": "f-on"}
+    records = {"f-no": {"steady": [sdk_record(release, "/var/runtime/botocore/__init__.py")], "gaps": []},
+               "f-on": {"steady": [sdk_record("1.44.8", "/opt/python/botocore/__init__.py")], "gaps": []}}
+    lines = verify_aws.sdk_lines(records, names)
+    assert lines[0] == ("no layer: AWS_Lambda_python3.13, Python 3.13.7 (main); boto3 %s, botocore %s "
+                        "(/var/runtime/botocore/__init__.py), urllib3 1.26.20, awslambdaric 3.1.1" % (release, release))
+    assert lines[1].startswith("layer on: ") and "botocore 1.44.8 (/opt/python/botocore" in lines[1]
+    if known:
+        assert lines[2].startswith("hook flavor: knows this runtime's boto3/botocore %s" % release)
+    else:
+        assert "make lock-runtime-sdk RUNTIME_BOTO3=%s" % release in lines[2] and "does not know" in lines[2]
+
+
 TRANSLATE = '''
 import json, sys
 from samtranslator.translator.transform import transform

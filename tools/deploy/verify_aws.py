@@ -45,6 +45,7 @@ from lab.experiments.demo.report import markdown  # noqa: E402  (the demo's own 
 from lab.standin.driver import percentile  # noqa: E402
 STACK_DIR = os.path.join(REPO, "tools", "deploy", "verify-aws")
 EXAMPLE = os.path.join(REPO, "examples", "put_item", "app.py")
+RUNTIME_SDK_DIR = os.path.join(REPO, "lab", "runtime-sdk")  # the runtime releases the hook flavor knows
 # label, template logical id prefix: the demo's configurations (the layer switched off is left out).
 CONFIGS = (("no layer", "NoLayer"), ("no layer, BOTOCORE_TCP_KEEPALIVE=true", "AwsSwitch"), ("layer on", "LayerOn"))
 HANDLERS = (("One", "handler", "1 put"), ("Ten", "handler_ten", "10 puts"))
@@ -181,7 +182,7 @@ def invoke(lambda_client, function):
         return {"ok": False, "put_ms": None, "retries": 0, "client_ms": client_ms, "error": payload}
     puts = payload["put_ms"] if isinstance(payload["put_ms"], list) else [payload["put_ms"]]
     return {"ok": True, "put_ms": sum(puts), "retries": payload.get("retries", 0), "client_ms": client_ms,
-            "error": None}
+            "error": None, "sdk": payload.get("sdk")}
 
 
 def schedule(lambda_client, functions, steady, short_gap_s, gaps, gap_s, sleep=time.sleep, out=sys.stderr):
@@ -240,6 +241,33 @@ def table_rows(records, names):
                                                     [sum(call["retries"] for call in calls),
                                                      sum(1 for call in calls if not call["ok"])])
     return rows
+
+
+def sdk_lines(records, names, runtime_sdk_dir=RUNTIME_SDK_DIR):
+    """What each configuration's function imported (the runtime's SDK without the layer, the layer's with
+    it) and the Python build, then one line on the hook flavor: whether it knows the runtime's botocore
+    (lab/runtime-sdk/<version>.txt) and, if not, the commands that add it."""
+    lines, runtime = [], None
+    for label, prefix in CONFIGS:
+        sdk = next((call["sdk"] for suffix, _, _ in HANDLERS for phase in ("steady", "gaps")
+                    for call in records.get(names.get(prefix + suffix), {}).get(phase, []) if call.get("sdk")), None)
+        if not sdk:
+            continue
+        lines.append("%s: %s, Python %s; boto3 %s, botocore %s (%s), urllib3 %s, awslambdaric %s" % (
+            label, sdk.get("runtime"), sdk.get("python"), sdk.get("boto3"), sdk.get("botocore"),
+            sdk.get("botocore_file"), sdk.get("urllib3"), sdk.get("awslambdaric")))
+        if prefix == "NoLayer":
+            runtime = sdk
+    # lab/runtime-sdk/<boto3 version>.txt pins boto3 and botocore at that one number (mk/lock.mk).
+    if runtime and runtime.get("boto3") and os.path.exists(os.path.join(runtime_sdk_dir, runtime["boto3"] + ".txt")):
+        lines.append("hook flavor: knows this runtime's boto3/botocore %s (lab/runtime-sdk/%s.txt): prepared "
+                     "client creation" % (runtime["boto3"], runtime["boto3"]))
+    elif runtime and runtime.get("boto3"):
+        lines.append("hook flavor: does not know this runtime's boto3 %s / botocore %s (stock client creation); "
+                     "to add it: make lock-runtime-sdk RUNTIME_BOTO3=%s, commit lab/runtime-sdk/%s.txt (make layer "
+                     "FLAVOR=hook then prepares it)" % (runtime["boto3"], runtime["botocore"], runtime["boto3"],
+                                                          runtime["boto3"]))
+    return lines
 
 
 HEADER = ("configuration", "phase", "calls", "p50 ms", "p95 ms", "p99 ms", "max ms", "retries", "failed")
@@ -301,6 +329,8 @@ def run(session, args):
         emf = {prefix + suffix: emf_counts(logs, names[prefix + suffix], started_ms)
                for _, prefix in CONFIGS if prefix == "LayerOn" for suffix, _, _ in HANDLERS}
         rows = table_rows(records, names)
+        sdk = sdk_lines(records, names)
+        print("\nthe SDK each function imported:\n" + "\n".join(sdk))
         for suffix, handler, what in HANDLERS:
             print("\napp.%s (%s per invocation; ms = the function's own timing of its %s)\n" % (handler, what, what))
             print(markdown(rows.get(handler, []), header=HEADER))
@@ -311,7 +341,7 @@ def run(session, args):
         with open(args.json, "w") as out:
             json.dump({"region": args.region, "memory_mb": args.memory_mb, "vpc": args.vpc, "gap_s": args.gap_s,
                        "records": {key: records[names[key]] for key in names if names[key] in records},
-                       "rows": rows, "emf": emf}, out, indent=2, default=str)
+                       "rows": rows, "emf": emf, "sdk": sdk}, out, indent=2, default=str)
             out.write("\n")
         print("\nwrote %s" % args.json, file=sys.stderr)
         return 0
