@@ -24,7 +24,8 @@ server_hostname=...)``, with no session argument.  So:
   a TLS 1.3 server sends its tickets after the handshake, and the client reads them with the
   first response, so right after ``connect()`` there is nothing to resume yet.
 
-Key: (host, port, SNI, ca_certs, ca_cert_dir, ca_cert_data, cert_file, key_file), per context --
+Key: (host, port, SNI, ca_certs, ca_cert_dir, ca_cert_data, the client certificate's files and what
+they hold now), per context --
 and only for a connection that verifies as stock would: the pool asks for CERT_REQUIRED, no
 fingerprint pinning, no ``assert_hostname`` override, and urllib3 said ``is_verified`` after the
 handshake (its hostname check included).  ``verify=False`` (CERT_NONE) connections neither offer
@@ -78,6 +79,9 @@ MAX_PER_CONTEXT = 16
 SESSIONS = "_aws_keepalive_tls_sessions"
 # On a connection: the key its verified handshake may give a session to, until its first release.
 PENDING_KEY = "_aws_keepalive_tls_key"
+# trust.CLIENT_CERT (not imported: trust.py is imported only when AWS_PYTHON_KEEPALIVE_TRUST_ONCE is
+# on; tests/hook/test_resume.py pins that both name the same attribute).
+CLIENT_CERT = "_aws_keepalive_client_cert"
 
 enabled = False  # set by patch.apply when AWS_PYTHON_KEEPALIVE_TLS_RESUME is on
 _forks = 0
@@ -115,16 +119,33 @@ def key_of(conn):
     server_hostname = getattr(conn, "server_hostname", None) or host
     if isinstance(server_hostname, str):
         server_hostname = server_hostname.rstrip(".")  # what urllib3 2.x passes to wrap_socket
+    cert_file, key_file = getattr(conn, "cert_file", None), getattr(conn, "key_file", None)
     return (
         host,
         getattr(conn, "port", None),
         getattr(conn, "ca_certs", None),
         getattr(conn, "ca_cert_dir", None),
         getattr(conn, "ca_cert_data", None),
-        getattr(conn, "cert_file", None),
-        getattr(conn, "key_file", None),
+        # The client certificate, as files *and* as what they hold now: a resumed session keeps the
+        # identity of the handshake that made it, so a rotated certificate (stock presents the new
+        # one at the next connect) must not resume a session made with the old one.  urllib3 loads
+        # cert_file per connection; trust.py records what it loaded into the context once
+        # (trust.CLIENT_CERT: cert file, key file, their identities then).
+        cert_file, key_file, _identity(cert_file), _identity(key_file),
+        getattr(context, CLIENT_CERT, None),
         server_hostname,  # last: the offer matches wrap_socket's server_hostname against it
     )
+
+
+def _identity(path):
+    """(device, inode, size, mtime) of a client-certificate file, or None (no file, none set)."""
+    if not path:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def before_connect(conn):
