@@ -44,8 +44,8 @@ have on Lambda, never the build folder.  Interpreters run in parallel (each is d
 Only the standard library is used, so the build runs on any of the supported interpreters.
 """
 
-import argparse
 import concurrent.futures
+import csv
 import gzip
 import json
 import os
@@ -238,6 +238,44 @@ def compile_bytecode(pythons, target):
     return sorted(versions, key=lambda v: tuple(int(part) for part in v.split(".")))
 
 
+def prune_records(target):
+    """Drop from every ``*.dist-info/RECORD`` the lines of files the build removed (prune, trim).
+
+    A RECORD names what its installer wrote, wherever: jmespath's lists ``../../bin/jp.py``, the
+    console script whose shebang uv rewrote to the builder's interpreter; the script is pruned, its
+    line stayed, and its hash named the clone's path, so two clones at different paths gave different
+    zips.  A line is kept only when its file is in the staged tree (so RECORD still lists every file
+    the distribution has in the layer, as installers and ``pip show -f`` expect)."""
+    for name in sorted(os.listdir(target)):
+        record = os.path.join(target, name, "RECORD")
+        if not (name.endswith(".dist-info") and os.path.isfile(record)):
+            continue
+        with open(record, encoding="utf-8", newline="") as handle:
+            lines = handle.read().splitlines(keepends=True)
+        kept = []
+        for line in lines:
+            path = next(csv.reader([line]), [""])[0]
+            full = os.path.normpath(os.path.join(target, path))
+            if path and full.startswith(target + os.sep) and os.path.isfile(full):
+                kept.append(line)
+        with open(record, "w", encoding="utf-8", newline="") as handle:
+            handle.writelines(kept)
+
+
+def refuse_build_paths(root, paths):
+    """Stop the build when a staged file holds one of ``paths`` (the clone, the staging folder): a zip that names its build machine is one nobody else can rebuild byte for byte."""
+    needles = [path.encode() for path in paths if len(path) > 1]
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as handle:
+                data = handle.read()
+            for needle in needles:
+                if needle in data:
+                    raise SystemExit("build_layer: %s names the build machine's %s: the zip would not be "
+                                     "reproducible elsewhere" % (os.path.relpath(os.path.join(folder, name), root),
+                                                                needle.decode()))
+
+
 def tree_entries(root):
     """Every folder and file under ``root`` as (relative posix path, is_dir), in sorted order."""
     entries = []
@@ -276,6 +314,29 @@ def megabytes(size):
 
 
 FLAVORS = ("full", "hook")
+# The layer's own lock, and the runtimes' bundled SDKs (lab/runtime-sdk/: what python3.X on Lambda
+# imports when the function bundles none).
+LAYER_LOCK = os.path.join(REPO, "layer", "requirements.txt")
+RUNTIME_SDK_DIR = os.path.join(REPO, "lab", "runtime-sdk")
+
+
+def runtime_sdk_locks():
+    return sorted(os.path.join(RUNTIME_SDK_DIR, name) for name in os.listdir(RUNTIME_SDK_DIR) if name.endswith(".txt"))
+
+
+def flavor_sdks(flavor):
+    """(CA locks, prepared locks) of a flavor: the SDKs whose default CA bundle gets a hashed directory
+    (step 4) and those whose data gets prepared from their own install (step 5).
+
+    One place for it, so that every entry point (``make layer``, ``make release``: both through
+    tools/release/release.py) builds the same zip.  The full layer serves its own pinned SDK's bundle
+    (the one its functions run with; ~0.2 MB each, and its zip is near the size budget) and prepares
+    its own staged SDK (in ``build``, after trimming); the hook flavor also serves and prepares the
+    runtimes' bundled SDKs, which are what it patches."""
+    if flavor == "hook":
+        runtimes = runtime_sdk_locks()
+        return [LAYER_LOCK] + runtimes, runtimes
+    return [LAYER_LOCK], []
 
 
 def prepared_releases(target):
@@ -303,12 +364,14 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     prune(target)
     if services:
         trim_services(target, services)
+    prune_records(target)
     ca_bundles = write_sdk_data(uv, ca_sdks, prepared_sdks, target, work, python) if ca_sdks or prepared_sdks else []
     if flavor == "full":
         # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
         # client creation (tools/build/prepare_data.py; read by aws_keepalive/prepared.py).
         prepare_data.prepare(target)
     versions = compile_bytecode(pythons, target)
+    refuse_build_paths(target, [REPO, os.path.abspath(work)])
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     files, unzipped = write_zip(work, out, repro_zip.zip_date_time())
     return {
@@ -325,30 +388,10 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     }
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uv", help="uv executable (full flavor)")
-    parser.add_argument("--requirements", help="hash-pinned requirements file (full flavor)")
-    parser.add_argument("--flavor", default="full", choices=FLAVORS, help="full: SDK + hook; hook: the hook alone")
-    parser.add_argument("--hook", required=True, help="folder holding the hook's files (layer/)")
-    parser.add_argument("--work", required=True, help="staging folder (emptied first)")
-    parser.add_argument("--out", required=True, help="zip to write")
-    parser.add_argument("--python", action="append", default=[], help="interpreter to compile bytecode with")
-    parser.add_argument("--services", default="", help="comma-separated botocore services to keep (default: all)")
-    parser.add_argument("--ca-sdk", action="append", default=[],
-                        help="hash-pinned SDK lock whose default CA bundle gets a hashed directory (repeatable)")
-    parser.add_argument("--prepared-sdk", action="append", default=[],
-                        help="hash-pinned SDK lock whose data gets prepared (tools/build/prepare_data.py; repeatable)")
-    args = parser.parse_args(argv)
-    if not args.python:
-        parser.error("at least one --python is needed (bytecode is what makes the layer start fast)")
-    if args.flavor == "full" and not (args.uv and args.requirements):
-        parser.error("the full flavor needs --uv and --requirements")
-    if (args.ca_sdk or args.prepared_sdk) and not args.uv:
-        parser.error("--ca-sdk and --prepared-sdk need --uv")
-    services = [name.strip() for name in args.services.split(",") if name.strip()]
-    result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services, args.flavor,
-                   args.ca_sdk, args.prepared_sdk)
+def report(result, rows_path):
+    """Print what ``build`` returned (the fields `make layer` shows; tests/build/conftest.py reads them)
+    and write it as rows to ``rows_path`` (build/layer.json, build/layer-hook.json: the sizes docs/ and
+    README quote, rendered by make docs)."""
     print("layer:    %s" % result["zip"])
     print("sha256:   %s" % result["sha256"])
     print("zipped:   %s" % megabytes(result["zipped"]))
@@ -356,13 +399,10 @@ def main(argv=None):
     print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
     print("ca_dirs:  %s" % (", ".join(name[:12] for name in result["ca_bundles"]) or "none"))
     print("prepared: botocore %s" % (", ".join(result["prepared"]) or "none"))
-    if args.flavor == "hook":
+    if result["flavor"] == "hook":
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:
         print("services: %s" % (",".join(result["services"]) if result["services"] else "all"))
-    # Beside the zip (build/layer.json, build/layer-hook.json): the sizes docs/ and README quote.
-    write_rows(os.path.splitext(args.out)[0] + ".json", [dict(result, zip=os.path.basename(result["zip"]))])
-
-
-if __name__ == "__main__":
-    main()
+    if result["services"]:
+        print("note:     trimmed to SERVICES: not the release's bytes (make release never trims)")
+    write_rows(rows_path, [dict(result, zip=os.path.basename(result["zip"]))])
