@@ -17,18 +17,20 @@ Steps, each a function below:
    trimmed build, the botocore/boto3 service models not asked for and their endpoints.json entries;
 4. write a hashed CA directory (tools/build/ca_dir.py) for each CA bundle the layer knows, into
    ``aws_keepalive/ca/<sha256 of the bundle>/``: the default bundle of every SDK named by
-   ``--ca-sdk`` (a hash-pinned lock: the layer's own SDK, the runtimes' bundled SDKs), i.e. the
+   ``flavor_sdks`` (a hash-pinned lock: the layer's own SDK, the runtimes' bundled SDKs), i.e. the
    cacert.pem botocore verifies with when the function names none (certifi's when the lock has
    certifi), taken from the installed wheels; trust.py recognises the bundle by content and lets
    OpenSSL read only the certificates a handshake needs (docs/trust.md);
 5. prepare what the SDK would list and parse at client creation (tools/build/prepare_data.py: the data
    folders' index, the top-level data files pre-parsed, into ``aws_keepalive/prepared-data/``):
-   the full flavor for its own staged SDK, the hook flavor for each SDK named by ``--prepared-sdk``
+   the full flavor for its own staged SDK, the hook flavor for each SDK ``flavor_sdks`` names
    (the runtimes' bundled SDKs, installed from their locks as in step 4); prepared.py recognises
    the imported botocore by release and by one listing of its data folder.  Then compile
-   bytecode with every supported CPython found on this machine;
-6. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
-   and sizes.
+   bytecode with each interpreter the caller gives: tools/release/release.py, the one entry point
+   (``make layer``, ``make release``), gives the pinned Maven Central builds, never the machine's own;
+6. cut each ``*.dist-info/RECORD`` to the files left (``prune_records``), refuse a staged file that
+   names the clone or the staging folder, and write the zip with fixed timestamps, permissions,
+   order and compression; ``report`` prints its sha256 and sizes.
 
 Why the bytecode matters: ``/opt`` is read-only on Lambda, so without shipped ``.pyc`` every cold
 start recompiles boto3/botocore (~340 ms here).  The ``.pyc`` use ``unchecked-hash`` invalidation:
@@ -41,7 +43,8 @@ seed.  So each interpreter compiles with ``PYTHONHASHSEED=0``, in one process, f
 (compileall sorts), with ``-d /opt/python`` so that the recorded path is the one the file will
 have on Lambda, never the build folder.  Interpreters run in parallel (each is deterministic alone).
 
-Only the standard library is used, so the build runs on any of the supported interpreters.
+Only the standard library is used, so the build runs on any of the supported interpreters (a
+library: tools/release/release.py is the script).
 """
 
 import concurrent.futures
