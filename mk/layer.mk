@@ -37,6 +37,13 @@ layer: | $(UV)
 	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --pinned-root $(PINNED_ROOT) --flavor $(FLAVOR) \
 	  --zip $(FLAVOR_ZIP) --services "$(SERVICES)"
 
+# The table of defaults the full layer's SDK changes against the runtimes' bundled ones, written into
+# docs/build.md between its sdk-defaults markers (tools/build/sdk_defaults.py; each SDK installed from
+# its lock into $(BUILD_DIR)/sdk-defaults once). make bump-sdk runs it after a new pin.
+.PHONY: sdk-defaults
+sdk-defaults: | $(UV)
+	$(TOOL_PYTHON) tools/build/sdk_defaults.py --uv $(UV) --work $(BUILD_DIR)/sdk-defaults --doc docs/build.md
+
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook).
 $(LAYER_ZIP): $(LAYER_INPUTS)
 	$(MAKE) --no-print-directory layer FLAVOR=full

@@ -11,21 +11,25 @@
 RELEASE_DIR = $(BUILD_DIR)/release
 RELEASE_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' layer/aws_keepalive/__init__.py)
 RELEASE_SUMS = $(RELEASE_DIR)/SHA256SUMS
+# What uses the release files (bench-publish, verify-aws; publish checks its zips itself) takes them as
+# they are and never rebuilds them by file times: the bytes published are the bytes tested.
+$(RELEASE_SUMS):
+	@echo "no $@: run make release, or put the downloaded release files in $(RELEASE_DIR)/" >&2; exit 1
 SBOM_PY := $(VENV)/sbom/bin/python
 .PHONY: release
 release: | $(UV)
 	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --pinned-root $(PINNED_ROOT) --out $(RELEASE_DIR)
 
-# When missing or older than what goes into it; otherwise publish uses the release as built.
-$(RELEASE_SUMS): $(LAYER_INPUTS) $(RUNTIME_SDKS) tools/release/sbom.py
-	$(MAKE) --no-print-directory release
-
 # make publish REGIONS="us-east-1 eu-west-1"|all FLAVOR=full|hook|all [PUBLIC=1 | PRINCIPAL_ORG=o-...]
 #   [PARTITION=aws-us-gov|aws-cn] [SIGNING_PROFILE=name SIGNING_BUCKET=bucket-{region}] [LAYER_NAME=base]
+#   [ZIP="path/aws-python-keepalive-<v>.zip ..."]
 # Each release zip of FLAVOR (LAYER_NAME, and LAYER_NAME-hook for the hook flavor) into each region, in
 # parallel (PUBLISH_JOBS at once); a zip already the latest version is not published again; the
 # permission and the SSM parameters (SSM_PREFIX/<layer>/latest and /<version>) are ensured every time;
 # ARNs merged into build/release/layers.json. REGIONS=all: tools/release/regions.json's list for PARTITION.
+# It publishes the zips as they are and never builds: from RELEASE_DIR (what `make release` wrote, or
+# the release's files downloaded there), or the zips ZIP names (a downloaded release zip, on any OS
+# with Python; the flavor is read from the file name). No zip: it says so and stops.
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
@@ -35,14 +39,18 @@ SIGNING_PROFILE ?=
 SIGNING_BUCKET ?=
 SSM_PREFIX ?= /python-keepalive
 PUBLISH_JOBS ?= 16
+ZIP ?=
 RELEASE_ZIP_full = $(LAYER_NAME)=$(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip
 RELEASE_ZIP_hook = $(LAYER_NAME)-hook=$(RELEASE_DIR)/aws-python-keepalive-hook-$(RELEASE_VERSION).zip
 PUBLISH_FLAVORS = $(if $(filter all,$(FLAVOR)),full hook,$(FLAVOR))
+zip_layer = $(if $(findstring -hook-,$(notdir $(1))),$(LAYER_NAME)-hook,$(LAYER_NAME))=$(1)
+PUBLISH_LAYERS = $(if $(ZIP),$(foreach z,$(ZIP),$(call zip_layer,$(z))),$(foreach f,$(PUBLISH_FLAVORS),$(RELEASE_ZIP_$(f))))
+PUBLISH_LAYERS_JSON = $(if $(ZIP),$(dir $(firstword $(ZIP)))layers.json,$(RELEASE_DIR)/layers.json)
 .PHONY: publish
-publish: $(TOOLS_PY) $(RELEASE_SUMS)
-	$(TOOLS_PY) tools/release/publish.py $(foreach f,$(PUBLISH_FLAVORS),--layer $(RELEASE_ZIP_$(f))) \
+publish: $(TOOLS_PY)
+	$(TOOLS_PY) tools/release/publish.py $(foreach l,$(PUBLISH_LAYERS),--layer $(l)) \
 	  --regions "$(REGIONS)" --partition $(PARTITION) --ssm-prefix $(SSM_PREFIX) --jobs $(PUBLISH_JOBS) \
-	  --layers-json $(RELEASE_DIR)/layers.json $(if $(filter 1,$(PUBLIC)),--public) \
+	  --layers-json $(PUBLISH_LAYERS_JSON) $(if $(filter 1,$(PUBLIC)),--public) \
 	  $(if $(PRINCIPAL_ORG),--principal-org $(PRINCIPAL_ORG)) \
 	  $(if $(SIGNING_PROFILE),--signing-profile $(SIGNING_PROFILE) --signing-bucket '$(SIGNING_BUCKET)')
 
@@ -70,6 +78,25 @@ publish-wheel: wheel $(WHEEL_TOOLS_PY)
 test-build: $(SBOM_PY)
 test-build: export AWS_KEEPALIVE_SBOM_PYTHON := $(CURDIR)/$(SBOM_PY)
 
+# shellcheck, which actionlint runs on every `run:` script: the version GitHub's ubuntu-24.04 runner
+# ships (0.9.0), so that this machine sees what the runner sees (without it actionlint silently skips
+# the shell checks, and a workflow that fails its first step on GitHub passes here). Debian's package
+# of that version (bookworm's 0.9.0-1) from Debian's archive, checked against the sha256 pinned below
+# and unpacked into .venv: no system install, and the same bytes on this machine and on the runner
+# (an Ubuntu `apt-get download` would give Ubuntu's rebuild, whose digest differs). It needs libgmp10
+# and libffi8, which Debian and Ubuntu have.
+SHELLCHECK_DEB := shellcheck_0.9.0-1_amd64.deb
+SHELLCHECK_DEB_SHA256 := 8c40f8a4ecccf3d746b933853972f1cd1be6df84fc5977d0137269d4debefa4f
+SHELLCHECK := $(VENV)/shellcheck-0.9.0-1/usr/bin/shellcheck
+$(SHELLCHECK):
+	rm -rf $(VENV)/shellcheck-0.9.0-1 $(VENV)/shellcheck-deb
+	mkdir -p $(VENV)/shellcheck-deb
+	curl -sfSL -o $(VENV)/shellcheck-deb/$(SHELLCHECK_DEB) https://deb.debian.org/debian/pool/main/s/shellcheck/$(SHELLCHECK_DEB)
+	echo "$(SHELLCHECK_DEB_SHA256)  $(VENV)/shellcheck-deb/$(SHELLCHECK_DEB)" | sha256sum -c --quiet
+	dpkg -x $(VENV)/shellcheck-deb/$(SHELLCHECK_DEB) $(VENV)/shellcheck-0.9.0-1
+	rm -rf $(VENV)/shellcheck-deb
+	$@ --version | grep -qx 'version: 0.9.0'
+
 # actionlint checks .github/workflows/*.yml (make lint runs it; tests/build/test_workflow.py too). Installed
 # with go install from the Go module proxy at a pinned version (its go.sum checked by the module mirror).
 ACTIONLINT_VERSION := v1.7.12
@@ -77,10 +104,11 @@ ACTIONLINT := $(VENV)/go/actionlint-$(ACTIONLINT_VERSION)/actionlint
 $(ACTIONLINT):
 	GOBIN=$(CURDIR)/$(dir $@) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 .PHONY: actionlint
-actionlint: $(ACTIONLINT)
-	$(ACTIONLINT) -no-color
-test-build: $(ACTIONLINT)
+actionlint: $(ACTIONLINT) $(SHELLCHECK)
+	$(ACTIONLINT) -no-color -shellcheck $(SHELLCHECK)
+test-build: $(ACTIONLINT) $(SHELLCHECK)
 test-build: export AWS_KEEPALIVE_ACTIONLINT := $(CURDIR)/$(ACTIONLINT)
+test-build: export AWS_KEEPALIVE_SHELLCHECK := $(CURDIR)/$(SHELLCHECK)
 
 # make verify-aws [REGION=...] [MEMORY_MB=128] [VPC=1 [YES=1]] [GAPS=3] [GAP_S=380] [STEADY=5]: the demo's
 # experiment in your own account (tools/deploy/verify_aws.py): a SAM stack (a table; the lab's example function
@@ -97,9 +125,9 @@ STEADY ?= 5
 .PHONY: verify-aws
 verify-aws: $(TOOLS_PY)
 	$(TOOLS_PY) tools/deploy/verify_aws.py --check-credentials $(if $(REGION),--region $(REGION))
-	$(MAKE) --no-print-directory $(SAM) $(RELEASE_SUMS)
+	$(MAKE) --no-print-directory $(SAM)
 	PATH=$(SAM_PATH) $(TOOLS_PY) tools/deploy/verify_aws.py --sam $(SAM) \
-	  --layer-zip $(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip $(if $(REGION),--region $(REGION)) \
+	  --layer-zip $(or $(ZIP),$(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip) $(if $(REGION),--region $(REGION)) \
 	  --memory-mb $(MEMORY_MB) --gaps $(GAPS) --gap-s $(GAP_S) --steady $(STEADY) \
 	  $(if $(filter 1,$(VPC)),--vpc) $(if $(filter 1,$(YES)),--yes) \
 	  --work $(BUILD_DIR)/verify-aws --json $(BUILD_DIR)/verify-aws.json

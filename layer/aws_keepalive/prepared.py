@@ -21,9 +21,10 @@ from its hash-pinned lock).  Per botocore release, ``botocore-<version>.pickle``
   their sizes, and per service folder, per version folder, the names of the files in it; with the
   version of the package that owns the folder;
 * for each top-level file of ``botocore/data`` (``endpoints``, ``partitions``,
-  ``sdk-default-configuration``, ``_retry``): its size and the name of the file beside the index
-  holding it parsed exactly as botocore parses it (``json.loads(..., object_pairs_hook=OrderedDict)``),
-  pickled -- named by content, so SDKs that ship the same file share one.
+  ``sdk-default-configuration``, ``_retry``): its size, the sha256 of its bytes, and the name of
+  the file beside the index holding it parsed exactly as botocore parses it
+  (``json.loads(..., object_pairs_hook=OrderedDict)``), pickled -- named by content, so SDKs that
+  ship the same file share one.
 
 Which data folder is answered from an index (``_Prepared.tree``), checked once per folder per
 process, on its first use by a Loader:
@@ -58,7 +59,8 @@ What changes, and why the results are the same:
   appends -- is listed and stat'ed exactly as stock does, every time.  So a service added there
   appears, a newer API version there wins ``determine_latest_version``, and a model file there
   that differs from the build's wins ``load_data`` (earlier search paths win, as in stock).
-* ``load_data`` of one of the pickled files returns ``pickle.loads`` of its bytes: a fresh tree of
+* ``load_data`` of one of the pickled files reads the file, as stock does, and when its bytes are
+  the build's (same length, same sha256) returns ``pickle.loads`` of the prepared parse: a fresh tree of
   the same types (``OrderedDict``, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``), in
   the same order, equal to what ``json.loads`` gives -- new objects at each call, like a parse, so
   callers that mutate what they loaded (``ExtrasProcessor`` merges into a model) still own it.
@@ -79,7 +81,18 @@ When it does nothing (stock loading, whole or per search path):
   tree), or an index of another format or for another version (stale);
 * a data folder that is not the imported package's, of another version, or whose listing differs;
 * a Loader with another file loader class, or a subclass with its own ``_potential_locations``;
-* a pickled file whose size on disk differs from the build's (loaded from the file instead);
+* a pickled file whose bytes on disk differ from the build's in any way: its content is hashed at
+  each load (sha256, ~2.4 ms for endpoints.json at a full vCPU, ~35 ms at 128 MB's share, against
+  ~0.5 s for stock's parse there), and a file of other bytes is parsed from those bytes, as stock
+  parses it.  Why a hash and not (size, mtime, inode): the build cannot know the deployed copy's
+  inode or ctime (Lambda unpacks the zip; /var/runtime is AWS's), an mtime is whatever the writer
+  set (``touch -r`` restores it, and the layer's own files carry 1980-01-01), so no stat identity
+  can say "these bytes are the build's"; only the bytes can.  Hashing the very bytes that are then
+  answered for leaves no window between a check and a read;
+* botocore's loader methods not botocore's own (``_usable``): ``JSONFileLoader.load_file``,
+  ``_load_file`` or ``exists``, or ``Loader.load_data`` / ``_potential_locations`` replaced on the
+  class (after or before the patch) or on the instance, as code that logs or redirects data files
+  does: every path then goes through them, as in stock;
 * ``AWS_PYTHON_KEEPALIVE_PREPARED=0`` (settings.py), or the layer switched off: this is part of
   the layer's activation, so "off" stays "no layer code on any path".
 
@@ -94,7 +107,7 @@ from .wrap import wrap as _wrap
 
 # Written by tools/build/prepare_data.py at layer build time (patch.py's _prepared_index finds the index).
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepared-data")
-FORMAT = 2
+FORMAT = 3
 
 # None: not read yet; False: unusable (stock loading); else the _Prepared read from the index.
 _state = None
@@ -109,10 +122,46 @@ def patch(index):
     _index = index
     from botocore import loaders
 
+    _OWN.update(_own_methods(loaders))
+
     _wrap(loaders.Loader, "list_available_services", _make_list_available_services)
     _wrap(loaders.Loader, "list_api_versions", _make_list_api_versions)
     _wrap(loaders.Loader, "load_data_with_path", _make_load_data_with_path)
     _wrap(loaders.Loader, "load_service_model", _make_load_service_model)
+
+
+# (class, method name) -> botocore's own function, as botocore defined it (recorded at patch time;
+# None for one that was already not botocore's then).  _usable answers from the index only while
+# a Loader and its file loader resolve every one of them to these.
+_OWN = {}
+_CHECKED_METHODS = (("JSONFileLoader", ("load_file", "_load_file", "exists")),
+                    ("Loader", ("load_data", "_potential_locations")))
+
+
+def _own_methods(loaders):
+    """botocore's own functions of _CHECKED_METHODS: defined in botocore.loaders under that very
+    name and not a wrapper (no ``__wrapped__``), else None (never botocore's own)."""
+    own = {}
+    for class_name, names in _CHECKED_METHODS:
+        owner = getattr(loaders, class_name)
+        for name in names:
+            function = owner.__dict__.get(name)
+            ours = (getattr(function, "__module__", None) == "botocore.loaders"
+                    and getattr(function, "__qualname__", None) == "%s.%s" % (class_name, name)
+                    and not hasattr(function, "__wrapped__"))
+            own[(class_name, name)] = function if ours else None
+    return own
+
+
+def _methods_are_botocores(loader, file_loader):
+    """Whether ``loader`` and ``file_loader`` call botocore's own functions for _CHECKED_METHODS
+    (whatever replaced one on the class, a subclass or the instance makes this False)."""
+    for (class_name, name), function in _OWN.items():
+        target = file_loader if class_name == "JSONFileLoader" else loader
+        if (function is None or name in getattr(target, "__dict__", ())
+                or getattr(type(target), name, None) is not function):
+            return False
+    return True
 
 
 # The pickle.Unpickler subclass _unpickle uses, made at its first call: pickle is imported when the
@@ -284,6 +333,23 @@ def _read_index():
     return prepared
 
 
+def _read_if_file(path):
+    """The bytes of ``path`` if it is a regular file (JSONFileLoader._load_file's isfile), else None."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as source:
+            return source.read()
+    except OSError:
+        return None
+
+
+def _sha256(data):
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
 def _read_parsed(name):
     """The pickled bytes of a prepared file, by the name the index gives."""
     with open(os.path.join(DATA, name), "rb") as source:
@@ -292,13 +358,12 @@ def _read_parsed(name):
 
 def _usable(loader):
     """The index, if this Loader walks the search path and reads files as stock botocore does."""
-    from botocore.loaders import JSONFileLoader, Loader
+    from botocore.loaders import JSONFileLoader
 
     # getattr: a subclass that replaced every other method may have no file_loader (stock's
     # load_service_model, which this module wraps too, would never have touched it).
-    if type(getattr(loader, "file_loader", None)) is not JSONFileLoader:
-        return None
-    if type(loader)._potential_locations is not Loader.__dict__["_potential_locations"]:
+    file_loader = getattr(loader, "file_loader", None)
+    if type(file_loader) is not JSONFileLoader or not _methods_are_botocores(loader, file_loader):
         return None
     return _prepared()
 
@@ -321,7 +386,7 @@ def _make_list_available_services(original):
     @instance_cache
     def list_available_services(self, type_name):
         prepared = _usable(self)
-        if prepared is None or "/" in type_name:
+        if prepared is None or not isinstance(type_name, str) or "/" in type_name:
             return original(self, type_name)
         services = set()
         names = _file_names(type_name)
@@ -355,7 +420,10 @@ def _make_list_api_versions(original):
     @instance_cache
     def list_api_versions(self, service_name, type_name):
         prepared = _usable(self)
-        if prepared is None or "/" in service_name or "/" in type_name or service_name in ("", ".", ".."):
+        # Anything but two plain names (None, a path, a non-str) goes to stock's code, which raises
+        # what stock raises for it (DataNotFoundError for None).
+        if (prepared is None or not isinstance(service_name, str) or not isinstance(type_name, str)
+                or "/" in service_name or "/" in type_name or service_name in ("", ".", "..")):
             return original(self, service_name, type_name)
         known_api_versions = set()
         # _potential_locations(service_name, must_exist=True, is_dir=True), unrolled so that an
@@ -389,7 +457,7 @@ def _make_load_data_with_path(original):
     @instance_cache
     def load_data_with_path(self, name):
         prepared = _usable(self)
-        parts = name.split("/")
+        parts = name.split("/") if isinstance(name, str) else ()
         if prepared is None or len(parts) not in (1, 3) or not all(p and p not in (".", "..") for p in parts):
             return original(self, name)
         for path in self.search_paths:
@@ -411,12 +479,9 @@ def _make_load_data_with_path(original):
                 source = possible_path + extension
                 entry = prepared.parsed.get(relative + "/" + name + extension)
                 if entry is not None:
-                    size, parsed_name = entry
-                    try:
-                        same = os.stat(source).st_size == size
-                    except OSError:
-                        same = False
-                    if same:
+                    size, digest, parsed_name = entry
+                    content = _read_if_file(source)
+                    if content is not None and len(content) == size and _sha256(content) == digest:
                         try:
                             found = _unpickle(_read_parsed(parsed_name))
                         except Exception as error:
@@ -430,7 +495,8 @@ def _make_load_data_with_path(original):
                         else:
                             logger.debug("Loading JSON file: %s", source)
                             return found, possible_path
-                # Stock's JSONFileLoader.load_file from here: it tries every extension itself.
+                # Stock's JSONFileLoader.load_file from here (a file of other bytes: read again and
+                # parsed by stock's code): it tries every extension itself.
                 found = self.file_loader.load_file(possible_path)
                 if found is not None:
                     return found, possible_path

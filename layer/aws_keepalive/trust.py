@@ -43,12 +43,15 @@ keeps the context botocore made for it, exactly stock's granularity, and the kno
 directory makes a per-client context as cheap as a shared one was; an unknown bundle costs one
 parse per client (stock: one per connection).
 
-A bundle file rewritten while a client lives: the file is stat'ed again at the first send a second
-or more after the last look (per pool); a new identity is recognised (or loaded) afresh, added to
-what the context already trusts -- as stock's next connection would add the new file's CAs to its
-context's store. Within that second a new connection may still verify against the file as it was:
-a subset of what stock trusts then (stock keeps the old CAs too), never more. What the layer remembers
-per bundle path is bounded (``_MAX_PATHS``); no lock, so nothing to reset after fork.
+A bundle file rewritten while a client lives: the file is stat'ed at every send that verifies
+against it (its identity: device, inode, size, mtime and ctime); a new identity is recognised (or
+loaded) afresh, added to what the context already trusts -- as stock's next connection would add
+the new file's CAs to its context's store. So the send right after a bundle refresh (a retry)
+verifies as stock's would: there is no window (issue 31; until then a pool looked again only a
+second after its last look, and a retry within that second failed CERTIFICATE_VERIFY_FAILED where
+stock succeeded). The stat costs ~1 µs per send at a full vCPU; the ctime catches a rewrite whose
+writer set the old mtime back (``touch -r``). What the layer remembers per bundle path is bounded
+(``_MAX_PATHS``); no lock, so nothing to reset after fork.
 ``AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0`` switches this module off.
 """
 
@@ -56,7 +59,6 @@ import hashlib
 import os
 import ssl
 import stat
-import time
 
 from aws_keepalive import diagnostics
 from aws_keepalive.wrap import wrap
@@ -67,9 +69,6 @@ CA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca")
 LOADED = "_aws_keepalive_ca_certs"
 # On a pool: the directory this module set as its ca_cert_dir.
 DIRECTORY = "_aws_keepalive_ca_cert_dir"
-# On a pool: (bundle path, when it was last stat'ed, its identity then); stat'ed again after RECHECK_S.
-CHECKED = "_aws_keepalive_ca_checked"
-RECHECK_S = 1.0
 
 # bundle path -> (file identity, its known directory or None). A process names few bundle paths;
 # past _MAX_PATHS (a process writing a bundle per client under new names) it starts over.
@@ -105,15 +104,8 @@ def apply(pool):
     ca_certs = getattr(pool, "ca_certs", None)
     identity = None
     if getattr(pool, "cert_reqs", None) == "CERT_REQUIRED" and isinstance(ca_certs, str) and ca_certs:
-        # One stat per pool and second, not per send (a stat is a few µs, a send's whole overhead
-        # here well under one).
-        now = time.monotonic()
-        checked = getattr(pool, CHECKED, None)
-        if checked is not None and checked[0] == ca_certs and 0 <= now - checked[1] < RECHECK_S:
-            identity = checked[2]
-        else:
-            identity = file_identity(ca_certs)
-            setattr(pool, CHECKED, (ca_certs, now, identity))
+        # At every send: the next new connection must trust what stock's would (no window).
+        identity = file_identity(ca_certs)
     directory = known_directory(ca_certs, identity) if identity is not None else None
     ours = getattr(pool, DIRECTORY, None)
     if directory is not None:
@@ -133,7 +125,7 @@ def apply(pool):
 
 
 def file_identity(path):
-    """(device, inode, size, mtime) of a regular file, or None (a directory, a missing file:
+    """(device, inode, size, mtime, ctime) of a regular file, or None (a directory, a missing file:
     urllib3 gets it as stock does and fails or not as stock does)."""
     try:
         info = os.stat(path)
@@ -141,7 +133,7 @@ def file_identity(path):
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def known_directory(path, identity):

@@ -3,6 +3,7 @@ data folders and botocore's top-level files pre-parsed; the hook flavor the same
 SDK it knows (lab/runtime-sdk/*.txt), answered for that SDK with exactly stock's results."""
 
 import glob
+import hashlib
 import json
 import os
 import pickle
@@ -79,12 +80,12 @@ def test_full_layer_indexes_exactly_its_data_folders(layer):
 
 def test_pre_parsed_files_equal_botocores_parse(layer):
     """Each pre-parsed top-level file is botocore's own parse of the zip's file (OrderedDict, same
-    order), with that file's size."""
+    order), with that file's size and sha256."""
     index, _, _ = read_index(layer[0])
     with zipfile.ZipFile(layer[0]) as archive:
-        for relative, (size, name) in index["parsed"].items():
+        for relative, (size, digest, name) in index["parsed"].items():
             raw = archive.read("python/" + relative)
-            assert size == len(raw), relative
+            assert size == len(raw) and digest == hashlib.sha256(raw).digest(), relative
             parsed = pickle.loads(archive.read(DATA + name))
             stock = json.loads(raw.decode("utf-8"), object_pairs_hook=OrderedDict)
             assert type(parsed) is OrderedDict and parsed == stock and list(parsed) == list(stock), relative
@@ -100,7 +101,7 @@ def test_trimmed_layer_indexes_only_the_kept_services(trimmed):
     with zipfile.ZipFile(trimmed[0]) as archive:
         endpoints = json.loads(archive.read("python/botocore/data/endpoints.json"))
     with zipfile.ZipFile(trimmed[0]) as archive:
-        parsed = pickle.loads(archive.read(DATA + index["parsed"]["botocore/data/endpoints.json"][1]))
+        parsed = pickle.loads(archive.read(DATA + index["parsed"]["botocore/data/endpoints.json"][2]))
     assert parsed == endpoints and set(parsed["partitions"][0]["services"]) == {"dynamodb", "s3"}
 
 
@@ -116,7 +117,7 @@ def test_hook_flavor_prepares_each_runtime_sdk_sharing_equal_files(hook_layer):
         assert index["trees"]["botocore/data"]["version"] == release
         assert index["trees"]["boto3/data"]["package"] == "boto3"
         assert len(index["trees"]["botocore/data"]["services"]) > 300
-        for relative, (_, name) in index["parsed"].items():
+        for relative, (_, _, name) in index["parsed"].items():
             named.setdefault(name, set()).add(release)
     held = {n[len(DATA):] for n in names if n.startswith(DATA) and n != DATA}
     assert held == set(named) | {"botocore-%s.pickle" % release for release in releases}

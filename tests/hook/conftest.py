@@ -129,13 +129,25 @@ def run_function(tmp_path):
 
 ON = {"AWS_PYTHON_KEEPALIVE": "1"}
 
-def run_chained(python, tmp_path, module, switch):
-    """Run ``python`` with the layer first on PYTHONPATH and another ``<module>.py`` (which sets
+def run_chained(python, tmp_path, module, switch, form="py"):
+    """Run ``python`` with the layer first on PYTHONPATH and another ``module`` (which sets
     OTHER=ran) later on it, hidden by the layer's file of that name; ``switch``: the layer's switch
-    (None: unset).  Its stdout: whether the other file ran, and whether the layer was imported."""
+    (None: unset); ``form``: that module as ``py`` (a file), ``package`` (a folder with an
+    ``__init__.py``) or ``pyc`` (a sourceless ``.pyc``, compiled by ``python``).  Its stdout:
+    whether the other module ran, and whether the layer was imported."""
     other = tmp_path / "other"
     other.mkdir()
-    (other / (module + ".py")).write_text("import os\nos.environ['OTHER'] = 'ran'\n")
+    source = "import os\nos.environ['OTHER'] = 'ran'\n"
+    if form == "package":
+        (other / module).mkdir()
+        (other / module / "__init__.py").write_text(source)
+    else:
+        (other / (module + ".py")).write_text(source)
+    if form == "pyc":
+        compile_to = "import py_compile, sys; py_compile.compile(sys.argv[1], sys.argv[2], doraise=True)"
+        subprocess.run([python, "-c", compile_to,
+                        str(other / (module + ".py")), str(other / (module + ".pyc"))], check=True, timeout=30)
+        os.unlink(other / (module + ".py"))
     env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, str(other)]))
     if switch:
         env["AWS_PYTHON_KEEPALIVE"] = switch

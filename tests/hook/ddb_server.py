@@ -13,6 +13,8 @@ answer, a reset (``stale_mode="reset"``, SO_LINGER 0: what a NAT gateway sends) 
 kernel acknowledged it: to the client "hang" is a server that never answers, not a silent
 middlebox (which drops the request unacknowledged: lab/nat.py's ``mode="drop"`` on real kernels).
 
+``throttle``: every request answered as DynamoDB answers a throttled one (the SDK's retries count).
+
 ``slow_once_s``: the first request that arrives on a reused connection is read, then answered
 only after that many seconds (a slow server, once; the client's read timeout fires first).
 """
@@ -78,10 +80,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             # the connection before the FIN leaves this thread (seen under load in CI): that
             # request meets a reset, which is a real retry, not the "peer closed" case under test.
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
-        body = b"{}"
+        body, status = b"{}", 200
         if target.endswith(".GetItem"):
             body = json.dumps({"Item": {"pk": {"S": "1"}}}).encode()
-        self.send_response(200)
+        if self.server.throttle:
+            body, status = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#"
+                                       "ProvisionedThroughputExceededException", "message": "throttled"}).encode(), 400
+        self.send_response(status)
         self.send_header("Content-Type", "application/x-amz-json-1.0")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("x-amzn-RequestId", "test-request")
@@ -114,7 +119,7 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
     def __init__(self, delay_s=0.0, close_after_response=False, tls_context=None,
                  close_idle_after_s=None, stale_after_s=None, stale_mode="reset", hang_s=3.0, slow_once_s=None,
-                 reset_once=False):
+                 reset_once=False, throttle=False):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.tls_context = tls_context
         self.lock = threading.Lock()
@@ -132,6 +137,8 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         # one-off failure that says nothing about the path's idle timeout).
         self.reset_once = reset_once
         self.stale_hits = 0
+        # True: every request is answered as a throttled one (400 ProvisionedThroughputExceededException).
+        self.throttle = throttle
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     def get_request(self):

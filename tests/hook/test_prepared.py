@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import BASE_ENV, LAYER, REPO
+from ddb_server import DynamoDBShapedServer
 
 sys.path.insert(0, REPO)
 from tools.build import prepare_data  # noqa: E402  (tools/build/prepare_data.py: what the layer build runs)
@@ -197,8 +198,8 @@ def test_stale_pre_parsed_file_is_read_from_disk(tmp_path):
     (index_file(site).parent / "stale.pickle").write_bytes(pickle.dumps({"stale-prepared": True}))
 
     def damage_endpoints(index):
-        size, _ = index["parsed"]["botocore/data/endpoints.json"]
-        index["parsed"]["botocore/data/endpoints.json"] = (size + 1, "stale.pickle")
+        size, digest, _ = index["parsed"]["botocore/data/endpoints.json"]
+        index["parsed"]["botocore/data/endpoints.json"] = (size + 1, digest, "stale.pickle")
 
     rewrite_index(site, damage_endpoints)
     result, _ = probe(site, ON, services=())
@@ -223,12 +224,10 @@ def test_index_may_name_no_other_class(tmp_path):
     refused (reported once, the file parsed instead), and so is an index naming one."""
     site = make_site(tmp_path)
     prepare_data.prepare(str(site))
-    import botocore
-
-    size = os.path.getsize(os.path.join(os.path.dirname(botocore.__file__), "data", "endpoints.json"))
+    size, digest, _ = pickle.loads(index_file(site).read_bytes())["parsed"]["botocore/data/endpoints.json"]
     (index_file(site).parent / "call.pickle").write_bytes(pickle.dumps(os.getcwd))
     rewrite_index(site, lambda index: index["parsed"].update(
-        {"botocore/data/endpoints.json": (size, "call.pickle")}))
+        {"botocore/data/endpoints.json": (size, digest, "call.pickle")}))
     result, stderr = probe(site, ON)
     assert result["used"] is True
     assert_same(result, probe(site, OPT_OUT)[0])
@@ -243,7 +242,7 @@ def test_damaged_pre_parsed_file_is_tried_once(tmp_path):
     Loaders parse the file as stock does, without reading the damaged one again first."""
     site = make_site(tmp_path)
     prepare_data.prepare(str(site))
-    name = pickle.loads(index_file(site).read_bytes())["parsed"]["botocore/data/endpoints.json"][1]
+    name = pickle.loads(index_file(site).read_bytes())["parsed"]["botocore/data/endpoints.json"][2]
     damaged = index_file(site).parent / name
     damaged.write_bytes(damaged.read_bytes()[:1000])
     check = """
@@ -508,3 +507,139 @@ def test_full_flavor_imports_pickle_at_first_use_not_at_patch(site):
         "out = [at_patch, 'pickle' in sys.modules, bool(prepared._state)]\n"
     )
     assert activated(site, lines, ON) == [False, True, True]
+
+
+
+def same_length_edit(data, name, old, new):
+    """Replace ``data/name`` (a symlink into the test venv's botocore) by a real file with the first
+    ``old`` replaced by ``new`` (as long), its mtime set back to the original's: only the bytes say
+    that it changed."""
+    source = os.path.realpath(data / name)
+    content = open(source, "rb").read()
+    assert len(old) == len(new) and old in content
+    os.unlink(data / name)
+    (data / name).write_bytes(content.replace(old, new, 1))
+    info = os.stat(source)
+    os.utime(data / name, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+THROTTLED_CALL = """
+import boto3, botocore.exceptions
+client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=%r)
+try:
+    client.list_tables()
+except botocore.exceptions.ClientError as error:
+    results["throttled"] = repr((error.response["Error"]["Code"], error.response["ResponseMetadata"]["RetryAttempts"]))
+"""
+
+
+def test_same_length_edit_of_retry_json_is_obeyed(tmp_path):
+    """The issue's case: a copy of a known release whose _retry.json gives DynamoDB 3 attempts
+    instead of 10 (same length, same mtime): a throttled call is sent 3 times, as stock sends it."""
+    site = hook_site(tmp_path)
+    sdk = tmp_path / "runtime"
+    data = copy_of_botocore(sdk) / "data"
+    dynamodb = open(data / "_retry.json", "rb").read().index(b'"dynamodb"')
+    content = open(data / "_retry.json", "rb").read()
+    at = content.index(b'"max_attempts": 10', dynamodb)
+    same_length_edit(data, "_retry.json", content[at:at + 18], b'"max_attempts":  3')
+    paths = str(site) + os.pathsep + str(sdk)
+    sent = {}
+    for name, env in (("stock", OPT_OUT), ("layer", ON)):
+        with DynamoDBShapedServer(throttle=True) as server:
+            result, _ = probe(paths, dict(env, AWS_RETRY_MODE="legacy"), services=(), extra=THROTTLED_CALL % server.url)
+        sent[name] = (server.requests, result["results"]["throttled"])
+    assert sent["stock"] == (3, repr(("ProvisionedThroughputExceededException", 2)))
+    assert sent["layer"] == sent["stock"]
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("_retry.json", b'"max_attempts": 5', b'"max_attempts": 7'),
+    ("endpoints.json", b'"partitionName" : "AWS Standard"', b'"partitionName" : "AWS Standerd"'),
+    ("partitions.json", b'"us-east-1"', b'"us-east-9"'),
+    ("sdk-default-configuration.json", b'"connectTimeoutInMillis": 1100', b'"connectTimeoutInMillis": 1900'),
+])
+def test_same_length_edit_of_any_pickled_file_is_seen(tmp_path, name, old, new):
+    """Each top-level file answered from a pickle, changed in a few bytes with its length and mtime
+    kept: loaded as stock loads it (the change seen), the other files still answered."""
+    site = hook_site(tmp_path)
+    sdk = tmp_path / "runtime"
+    data = copy_of_botocore(sdk) / "data"
+    same_length_edit(data, name, old, new)
+    paths = str(site) + os.pathsep + str(sdk)
+    result, _ = probe(paths, ON, services=())
+    assert result["used"] is True and str(data) in result["answered"]
+    loaded = result["results"]["load_data_with_path " + name[:-len(".json")]]
+    if b":" in new:  # a key and its new value, as an OrderedDict's repr shows them (3.12+ and before)
+        key, value = json.loads(b"{" + new + b"}").popitem()
+        assert "%r: %r" % (key, value) in loaded or "(%r, %r)" % (key, value) in loaded
+    else:
+        assert repr(json.loads(new)) in loaded
+    assert_same(result, probe(paths, OPT_OUT, services=())[0])
+
+
+# Each replaces one method by a logging wrapper, on the class (Loader.load_data: a pin only, the
+# layer never bypassed it) or on the session's file loader.
+OVERRIDES = {
+    name: "botocore.loaders.{0} = logged(botocore.loaders.{0})".format(name)
+    for name in ("JSONFileLoader.load_file", "JSONFileLoader._load_file", "JSONFileLoader.exists",
+                 "Loader.load_data", "Loader._potential_locations")
+}
+OVERRIDES["instance load_file"] = "loader.file_loader.load_file = logged(loader.file_loader.load_file)"
+
+# The override is made after botocore is imported (and patched), before the first client; it logs
+# every call, which must be the calls stock makes.
+OVERRIDDEN_CALLS = """
+import botocore.loaders, botocore.session
+calls = []
+def logged(function):
+    def replacement(*args, **kwargs):
+        calls.append(function.__name__)
+        return function(*args, **kwargs)
+    return replacement
+session = botocore.session.get_session()
+loader = session.get_component("data_loader")
+%s
+session.create_client("dynamodb", region_name="us-east-1")
+loader.load_data("endpoints")
+loader.list_available_services("waiters-2")
+from aws_keepalive import prepared
+out = [sorted(set(calls)), len(calls), bool(prepared._state)]
+"""
+
+
+@pytest.mark.parametrize("override", sorted(OVERRIDES))
+def test_overridden_loader_method_sees_every_call_stock_makes(site, override):
+    """A class-level (or instance) override of a loader method botocore calls for data files is
+    called as often as in stock: with it in place, nothing is answered from the index."""
+    lines = OVERRIDDEN_CALLS % OVERRIDES[override]
+    stock = activated(site, lines, OPT_OUT)
+    layer = activated(site, lines, ON)
+    assert stock[1] > 0
+    assert layer[:2] == stock[:2]
+
+
+NONE_INPUTS = """
+import botocore.session, botocore.exceptions
+session = botocore.session.get_session()
+loader = session.get_component("data_loader")
+out = {}
+for label, call in (("get_data", lambda: session.get_data(None)),
+                    ("load_data", lambda: loader.load_data(None)),
+                    ("list_api_versions", lambda: loader.list_api_versions(None, "service-2")),
+                    ("determine_latest_version", lambda: loader.determine_latest_version(None, "service-2")),
+                    ("list_available_services", lambda: loader.list_available_services(None))):
+    try:
+        out[label] = repr(call())
+    except Exception as error:
+        out[label] = type(error).__name__
+"""
+
+
+def test_none_inputs_raise_what_stock_raises(site):
+    """None as a data path, service or type name raises the exception type stock raises
+    (DataNotFoundError where stock raises it), index in use or not."""
+    stock = activated(site, NONE_INPUTS, OPT_OUT)
+    assert stock["get_data"] == stock["load_data"] == "DataNotFoundError"
+    assert stock["list_api_versions"] == stock["determine_latest_version"] == "DataNotFoundError"
+    assert activated(site, NONE_INPUTS, ON) == stock

@@ -769,9 +769,9 @@ def test_known_bundle_rejects_a_hostname_mismatch(trust_once, known, tmp_path):
 
 
 def test_known_bundle_rewritten_on_disk_is_loaded_as_stock(trust_once, known, tmp_path):
-    """A known bundle file rewritten with another CA is no longer the known one: a second later
-    (trust.RECHECK_S) the client loads the new file, as stock would at its next connection, and
-    reaches the new CA's server."""
+    """A known bundle file rewritten with another CA is no longer the known one: at its next send
+    the client loads the new file, as stock would at its next connection, and reaches the new CA's
+    server."""
     with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
         path = str(tmp_path / "bundle.pem")
         with open(path, "wb") as out:
@@ -782,5 +782,27 @@ def test_known_bundle_rewritten_on_disk_is_loaded_as_stock(trust_once, known, tm
             reader.list_tables()
         with open(path, "wb") as out:
             out.write(open(b.ca_bundle, "rb").read() + b"\n")
-        time.sleep(trust.RECHECK_S)
+        reader.list_tables()
+
+
+@pytest.mark.parametrize("kind", ["unknown bundle", "known bundle"])
+def test_bundle_rewritten_in_place_is_read_by_the_very_next_send(trust_once, known, tmp_path, kind):
+    """A bundle rewritten in place (same file, its mtime even set back) right after a send: the
+    next send of the same client (a retry after a bundle refresh) verifies with the new file, as
+    stock's next connection does; no window."""
+    with TlsServer(tmp_path, "a") as a, TlsServer(tmp_path, "b") as b:
+        path = str(tmp_path / "bundle.pem")
+        with open(path, "wb") as out:
+            out.write(open(a.ca_bundle, "rb").read())
+        if kind == "known bundle":
+            known(path)
+        reader = client(b.server.url, path)
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            reader.list_tables()
+        before = os.stat(path)
+        with open(path, "r+b") as out:
+            out.write(open(b.ca_bundle, "rb").read() + b"\n")
+            out.truncate()
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert os.stat(path).st_ino == before.st_ino
         reader.list_tables()

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import sysconfig
 
+import pytest
+
 from conftest import BASE_ENV, LAYER, ON, run_chained
 
 PUT_AND_REPORT = """
@@ -94,17 +96,33 @@ def test_user_site_disabled_is_the_limit(run_function, server, tmp_path):
     assert run.result[0]["TCP_KEEPIDLE"] == 7200
 
 
-def test_chains_to_hidden_usercustomize(tmp_path):
-    """Another usercustomize later on sys.path still runs (layer on)."""
-    completed = run_chained(PLAIN_PYTHON, tmp_path, "usercustomize", "1")
+@pytest.mark.parametrize("form", ["py", "package", "pyc"])
+def test_chains_to_hidden_usercustomize(tmp_path, form):
+    """Another usercustomize later on sys.path still runs (layer on), whatever its form: a .py, a
+    package, a sourceless .pyc (as site would import it)."""
+    completed = run_chained(PLAIN_PYTHON, tmp_path, "usercustomize", "1", form)
     assert completed.stdout.split() == ["ran", "True"], completed.stderr
 
 
-def test_chains_when_off_and_imports_nothing(tmp_path):
-    """Layer off: the hidden usercustomize still runs, the package is not imported, no output."""
-    completed = run_chained(PLAIN_PYTHON, tmp_path, "usercustomize", None)
+@pytest.mark.parametrize("form", ["py", "package", "pyc"])
+def test_chains_when_off_and_imports_nothing(tmp_path, form):
+    """Layer off: the hidden usercustomize still runs (a .py, a package, a sourceless .pyc), the
+    package is not imported, no output."""
+    completed = run_chained(PLAIN_PYTHON, tmp_path, "usercustomize", None, form)
     assert completed.stdout.split() == ["ran", "False"], completed.stderr
     assert completed.stderr == ""
+
+
+def test_chains_past_the_layers_folder_listed_twice(tmp_path):
+    """The layer's folder on sys.path twice (before and after the other usercustomize): the other
+    one runs once, ours does not run itself again."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "usercustomize.py").write_text("import os\nos.environ['OTHER'] = os.environ.get('OTHER', '') + 'ran'\n")
+    env = dict(BASE_ENV, PYTHONPATH=os.pathsep.join([LAYER, LAYER, str(other), LAYER]))
+    completed = subprocess.run([PLAIN_PYTHON, "-c", "import os; print(os.environ.get('OTHER'))"], env=env,
+                               capture_output=True, text=True, timeout=30)
+    assert completed.stdout.split() == ["ran"], completed.stderr
 
 
 def test_layer_ships_no_sitecustomize(tmp_path):

@@ -8,7 +8,8 @@ prepared.py reads it and explains why):
 * ``botocore-<version>.pickle``, the index of one SDK: of its data folders (``botocore/data``,
   ``boto3/data``), the top-level files with their sizes and, per service folder, per version
   folder, the files in it; the owning package's version; for each top-level ``botocore/data/*.json``
-  file, its size and the name of the file holding its parse;
+  file, its size, the sha256 of its bytes (prepared.py answers from the parse only for a file
+  with exactly these bytes) and the name of the file holding its parse;
 * ``<sha256 of the pickle, 20 hex digits>.pickle``: each top-level file parsed as botocore parses
   it, pickled on its own.  Named by content, so a file that two SDKs ship alike (the hook flavor
   prepares several: ``sdk-default-configuration.json``, often ``_retry.json``) is written once.
@@ -35,7 +36,7 @@ from collections import OrderedDict
 # which release they came from.
 TREES = (("botocore/data", "botocore"), ("boto3/data", "boto3"))
 # The index's format: layer/aws_keepalive/prepared.py ignores any other.
-FORMAT = 2
+FORMAT = 3
 # Readable by every CPython the layer supports (3.8+).
 PROTOCOL = 5
 # Where the prepared data goes, relative to a layer's python/ folder (prepared.py's DATA).
@@ -114,7 +115,9 @@ def prepare(site, out_dir=None):
     for name in index["trees"]["botocore/data"]["files"]:
         if name.endswith(".json"):
             path = os.path.join(site, "botocore", "data", name)
-            index["parsed"]["botocore/data/" + name] = (os.path.getsize(path), _write_parsed(path, out_dir))
+            with open(path, "rb") as source:
+                digest = hashlib.sha256(source.read()).digest()
+            index["parsed"]["botocore/data/" + name] = (os.path.getsize(path), digest, _write_parsed(path, out_dir))
     out = os.path.join(out_dir, index_name(index["trees"]["botocore/data"]["version"]))
     data = pickle.dumps(index, protocol=PROTOCOL)
     with open(out, "wb") as handle:
