@@ -52,6 +52,20 @@ second after its last look, and a retry within that second failed CERTIFICATE_VE
 stock succeeded). The stat costs ~1 µs per send at a full vCPU; the ctime catches a rewrite whose
 writer set the old mtime back (``touch -r``). What the layer remembers per bundle path is bounded
 (``_MAX_PATHS``); no lock, so nothing to reset after fork.
+
+A client certificate (``Config(client_cert=...)``): stock urllib3 loads it into the client's shared
+SSLContext (``load_cert_chain``) for every new connection, while another thread may be handshaking
+with that context -- which crashes CPython 3.12 / OpenSSL 3.0 (segfault or hang: docs/compat.md,
+"Client certificate"). So it is loaded once, into the context botocore just made for the client's
+pool manager, before any thread can use it (``_get_pool_manager_kwargs``, at client creation),
+and the pools get no ``cert_file``: urllib3 then loads nothing per connection and every
+handshake presents that certificate, as stock's would. The files are stat'ed at each send; once
+either changed on disk (a rotated certificate), the pools get ``cert_file``/``key_file`` back and
+load them per connection as stock does, and the new files are loaded into the context once (for the
+connection objects made before, which reconnect with the context's certificate). Anything unusual
+stays stock: an encrypted key (stock raises per connection), a file that fails to load, a proxy
+manager's context.
+
 ``AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0`` switches this module off.
 """
 
@@ -69,6 +83,9 @@ CA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ca")
 LOADED = "_aws_keepalive_ca_certs"
 # On a pool: the directory this module set as its ca_cert_dir.
 DIRECTORY = "_aws_keepalive_ca_cert_dir"
+# On a context: (cert file, key file, their identities when loaded into it) for a client certificate
+# loaded once (load_client_cert).
+CLIENT_CERT = "_aws_keepalive_client_cert"
 
 # bundle path -> (file identity, its known directory or None). A process names few bundle paths;
 # past _MAX_PATHS (a process writing a bundle per client under new names) it starts over.
@@ -81,12 +98,74 @@ def patch(settings, version, path):
     from botocore.httpsession import URLLib3Session
 
     wrap(URLLib3Session, "_setup_ssl_cert", _make_setup_ssl_cert)
+    if hasattr(URLLib3Session, "_get_pool_manager_kwargs"):
+        wrap(URLLib3Session, "_get_pool_manager_kwargs", _make_get_pool_manager_kwargs)
+
+
+def _make_get_pool_manager_kwargs(original):
+    def _get_pool_manager_kwargs(self, **extra_kwargs):
+        kwargs = original(self, **extra_kwargs)
+        if not extra_kwargs:  # the client's own pool manager (a proxy manager's: stock)
+            try:
+                load_client_cert(kwargs)
+            except Exception as error:
+                diagnostics.report_once(
+                    "client cert once",
+                    "could not load the client certificate once: %r; urllib3 loads it per connection" % (error,),
+                )
+        return kwargs
+
+    return _get_pool_manager_kwargs
+
+
+def load_client_cert(kwargs):
+    """Load ``cert_file``/``key_file`` into the new ``ssl_context`` once and take them out of the
+    pool kwargs (module docstring); anything unusual leaves the kwargs as botocore made them."""
+    cert_file, key_file = kwargs.get("cert_file"), kwargs.get("key_file")
+    context = kwargs.get("ssl_context")
+    if not (isinstance(cert_file, str) and cert_file) or not isinstance(context, ssl.SSLContext):
+        return
+    identities = (file_identity(cert_file), file_identity(key_file) if key_file else None)
+    if identities[0] is None or (key_file and identities[1] is None) or _encrypted(key_file or cert_file):
+        return
+    context.load_cert_chain(cert_file, key_file)
+    setattr(context, CLIENT_CERT, (cert_file, key_file, identities))
+    kwargs["cert_file"] = kwargs["key_file"] = None
+
+
+def _encrypted(key_file):
+    """urllib3's test for a key that needs a password (stock raises SSLError per connection then)."""
+    with open(key_file) as source:
+        return any("ENCRYPTED" in line for line in source)
+
+
+def client_cert_changed(pool):
+    """At each send: if the client certificate loaded once into the pool's context changed on disk,
+    give the pool its files back (urllib3 loads them per connection from then on, as stock does)
+    and load the new files into the context once: a connection object the pool made before (its
+    ``cert_file`` None) that reconnects -- the peer dropped it -- presents what the context holds,
+    where stock's object reloads its file; without this it presented the old certificate for as
+    long as the pool made no new connection object (review of issue 31: every later send)."""
+    context = getattr(pool, "conn_kw", {}).get("ssl_context")
+    loaded = getattr(context, CLIENT_CERT, None)
+    if loaded is None:
+        return
+    cert_file, key_file, identities = loaded
+    now = (file_identity(cert_file), file_identity(key_file) if key_file else None)
+    if now != identities:
+        pool.key_file = key_file
+        pool.cert_file = cert_file
+        # A half-rotated pair (a certificate without its key yet) raises here: reported once, and
+        # tried again at the next send (the identities are recorded only once it loaded).
+        context.load_cert_chain(cert_file, key_file)
+        setattr(context, CLIENT_CERT, (cert_file, key_file, now))
 
 
 def _make_setup_ssl_cert(original):
     def _setup_ssl_cert(self, conn, url, verify):
         original(self, conn, url, verify)
         try:
+            client_cert_changed(conn)
             apply(conn)
         except Exception as error:
             original(self, conn, url, verify)  # botocore's settings again, as if never touched

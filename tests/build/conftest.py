@@ -152,12 +152,12 @@ def opt(layer, tmp_path_factory):
 
 
 @contextlib.contextmanager
-def local_server(argv, log_path, name):
-    """Start ``argv`` (a server listening on 127.0.0.1:<port>, port in argv), wait until it accepts,
-    yield; stop it by pid at the end."""
+def local_server(argv, log_path, name, **extra_env):
+    """Start ``argv`` (a server listening on 127.0.0.1:<port>, port in argv; ``extra_env`` added to its
+    environment), wait until it accepts, yield; stop it by pid at the end."""
     port = int(argv[argv.index("-p") + 1])
     log = open(log_path, "w")
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env())
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env(**extra_env))
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 import time
@@ -476,6 +477,116 @@ def test_client_certificates_honoured_under_concurrency(trust_once, tmp_path):
         again = client(mtls.server.url, mtls.ca_bundle, client_cert=(mtls.client_cert, mtls.client_key))
         again.list_tables()
         assert len({id(context_of(ddb)) for ddb in (without, with_cert, again)}) == 3
+
+
+def test_client_certificate_loaded_once_not_per_connection(trust_once, tmp_path, monkeypatch):
+    """A client certificate is loaded into the client's context once, at its creation, not for each
+    new connection (stock: once per connection, racing other threads' handshakes: the crash in
+    docs/compat.md); every connection still presents it to a server that demands one."""
+    loaded = []
+    original = ssl.SSLContext.load_cert_chain
+    monkeypatch.setattr(ssl.SSLContext, "load_cert_chain",
+                        lambda self, *args, **kwargs: loaded.append(args[0]) or original(self, *args, **kwargs))
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        with_cert = client(mtls.server.url, mtls.ca_bundle, client_cert=(mtls.client_cert, mtls.client_key))
+        for _ in range(4):
+            with_cert.list_tables()
+        assert mtls.server.connections == 4  # the server closes each one: four handshakes
+    # (The server's own certificate was loaded too, by trustme, into the server's context.)
+    assert [path for path in loaded if path == mtls.client_cert] == [mtls.client_cert]
+
+
+def test_client_certificate_rewritten_on_disk_is_presented_as_stock(trust_once, tmp_path):
+    """The certificate files rewritten after the client was created (a rotation): the next send
+    presents the new certificate, as stock's next connection would."""
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        stranger = trustme.CA().issue_cert("stranger@example.com")
+        cert, key = str(tmp_path / "rotating.pem"), str(tmp_path / "rotating.key")
+        stranger.cert_chain_pems[0].write_to_path(cert)
+        stranger.private_key_pem.write_to_path(key)
+        rotating = client(mtls.server.url, mtls.ca_bundle, client_cert=(cert, key))
+        with pytest.raises((SSLError, ConnectionClosedError)):
+            rotating.list_tables()
+        shutil.copyfile(mtls.client_cert, cert)
+        shutil.copyfile(mtls.client_key, key)
+        rotating.list_tables()
+
+
+
+def test_client_certificate_rotated_after_a_connection_is_presented_on_its_reconnect(trust_once, tmp_path):
+    """The certificate files rewritten after the client connected (a rotation) with no failed call in
+    between: the pooled connection, dropped by the server and reconnected, presents the new
+    certificate, as stock's (urllib3 loads cert_file at each connect); here one the server refuses,
+    so the refusal shows which one was presented. Rotated back, the next send is accepted."""
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        cert, key = str(tmp_path / "rotating.pem"), str(tmp_path / "rotating.key")
+        shutil.copyfile(mtls.client_cert, cert)
+        shutil.copyfile(mtls.client_key, key)
+        rotating = client(mtls.server.url, mtls.ca_bundle, client_cert=(cert, key))
+        rotating.list_tables()
+        rotating.list_tables()  # the server closed the first connection: the same object reconnected
+        stranger = trustme.CA().issue_cert("stranger@example.com")
+        stranger.cert_chain_pems[0].write_to_path(cert)
+        stranger.private_key_pem.write_to_path(key)
+        with pytest.raises((SSLError, ConnectionClosedError)):
+            rotating.list_tables()
+        shutil.copyfile(mtls.client_cert, cert)
+        shutil.copyfile(mtls.client_key, key)
+        rotating.list_tables()
+
+
+# Two threads of one client with a client certificate against a server that demands one and closes
+# every connection after answering, for argv[1] seconds (tests/hook and the layer on sys.path).
+TWO_THREADS_CLIENT_CERT = """
+import os, ssl, sys, threading, time
+sys.path[:0] = sys.argv[2:4]
+import botocore.session, trustme
+from botocore.config import Config
+from ddb_server import DynamoDBShapedServer
+if sys.argv[4] == "layer":
+    from aws_keepalive import settings, trust
+    trust.patch(settings.Settings(), None, None)
+folder = sys.argv[5]
+server_ca, client_ca = trustme.CA(), trustme.CA()
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+server_ca.issue_cert("localhost").configure_cert(context)
+context.verify_mode = ssl.CERT_REQUIRED
+context.load_verify_locations(cadata=client_ca.cert_pem.bytes().decode())
+leaf = client_ca.issue_cert("client@example.com")
+cert, key, bundle = (os.path.join(folder, name) for name in ("client.pem", "client.key", "ca.pem"))
+leaf.cert_chain_pems[0].write_to_path(cert)
+leaf.private_key_pem.write_to_path(key)
+server_ca.cert_pem.write_to_path(bundle)
+with DynamoDBShapedServer(tls_context=context, close_after_response=True) as server:
+    ddb = botocore.session.get_session().create_client(
+        "dynamodb", region_name="us-east-1", endpoint_url=server.url, verify=bundle,
+        aws_access_key_id="a", aws_secret_access_key="b",
+        config=Config(client_cert=(cert, key), retries={"max_attempts": 1}))
+    deadline = time.monotonic() + float(sys.argv[1])
+    calls = []
+    def work():
+        while time.monotonic() < deadline:
+            ddb.list_tables()
+            calls.append(1)
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(len(calls))
+"""
+
+
+def test_two_threads_of_a_client_with_a_client_certificate_do_not_crash(tmp_path):
+    """The stock crash (docs/compat.md): two threads of one client with a client certificate, a new
+    connection per call, for 10 s, in a subprocess bounded to 90 s: with the layer it neither
+    crashes nor hangs, and every call succeeds (stock here: a segfault or a hang in 2 of 3 runs)."""
+    completed = subprocess.run(
+        [sys.executable, "-c", TWO_THREADS_CLIENT_CERT, "10", os.path.dirname(os.path.abspath(__file__)),
+         os.path.join(REPO, "layer"), "layer", str(tmp_path)],
+        capture_output=True, text=True, timeout=90)
+    assert completed.returncode == 0, (completed.returncode, completed.stderr[-2000:])
+    assert int(completed.stdout.split()[-1]) > 20
 
 
 def test_profile_ca_bundle_and_aws_ca_bundle_honoured(trust_once, loads, tmp_path, monkeypatch):

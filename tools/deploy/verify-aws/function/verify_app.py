@@ -1,7 +1,11 @@
 """make verify-aws's handlers: the lab's example function (app.py, copied in unchanged from
 examples/put_item/ by tools/deploy/verify_aws.py) plus what the experiment reads back: botocore's retries
 of each invocation's puts (the RetryAttempts of every PutItem, from botocore's own after-call
-event on the function's module-level client)."""
+event on the function's module-level client), and which SDK and Python the function runs
+(runtime_sdk: what the runtime bundles, which AWS updates silently and publishes nowhere)."""
+
+import os
+import sys
 
 import app
 
@@ -15,8 +19,31 @@ def _count_retries(parsed=None, **_):
 app.dynamodb.meta.events.register("after-call.dynamodb.PutItem", _count_retries)
 
 
+_sdk = {}
+
+
+def runtime_sdk():
+    """{boto3, botocore, urllib3, awslambdaric: version or None, python: the build, runtime: the
+    execution environment, botocore_file}: read once (on the warm-up invocation, which is not timed)."""
+    if not _sdk:
+        from importlib import metadata  # here: not on the function's init path
+
+        for name in ("boto3", "botocore", "urllib3", "awslambdaric"):
+            try:
+                _sdk[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                _sdk[name] = None
+        import botocore
+
+        _sdk["botocore_file"] = botocore.__file__
+        _sdk["python"] = sys.version.split()[0] + " (" + " ".join(sys.version.split()[1:]) + ")"
+        _sdk["runtime"] = os.environ.get("AWS_EXECUTION_ENV")
+    return dict(_sdk)
+
+
 def _with_retries(result):
     result["retries"] = sum(_retries)
+    result["sdk"] = runtime_sdk()
     del _retries[:]
     return result
 
