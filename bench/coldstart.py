@@ -63,6 +63,7 @@ column), with ``*_over_runtime`` ratios. A benchmark, not a test: the numbers de
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -364,7 +365,17 @@ def measure_and_write(args, pythons, root, extra_env, mode):
     if args.json:
         # bench/rows.py adds where and when (host, CPU, load at start and end, dates, command).
         write_rows(args.json, rows, page_cache=page_cache, read_only=mode, runs=args.runs, warmup=args.warmup,
-                   trust_store_certificates=trust_store.certificates(bundle), layer_ca=args.layer_ca)
+                   trust_store_certificates=trust_store.certificates(bundle), layer_ca=args.layer_ca,
+                   hook_prepared=hook_prepared(args.hook_zip))
+
+
+def hook_prepared(hook_zip):
+    """The botocore releases the hook zip has prepared data for (prepared-data/botocore-<v>.pickle):
+    the runtime copy's release is one of them, or the hook flavor creates clients as stock does."""
+    with zipfile.ZipFile(hook_zip) as archive:
+        found = [re.fullmatch(r"python/aws_keepalive/prepared-data/botocore-(.+)\.pickle", name)
+                 for name in archive.namelist()]
+    return sorted((match.group(1) for match in found if match), key=lambda v: tuple(map(int, v.split("."))))
 
 
 def main(argv=None):

@@ -1,5 +1,5 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
-# (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
+# (targets: bench, bench-aio, bench-connect, bench-tls-resume, bench-reuse, bench-children, bench-throughput, coldstart,
 # coldstart-parts, bench-client, soak-memory; docs renders their JSON into README and docs/)
 
 .PHONY: bench
@@ -19,6 +19,12 @@ bench-aio: $(VENV)/test-3.12/bin/python $(foreach n,$(AIO_MATRIX),$(VENV)/aio/3.
 .PHONY: bench-connect
 bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
+
+# The replacement handshake, full vs TLS session resumed (resume.py), TLS 1.3 and 1.2, 3-certificate
+# chain, at Lambda CPU shares (MEMORY_SIZES) under a cgroup v1 CPU quota (needs root).
+.PHONY: bench-tls-resume
+bench-tls-resume: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/tls_resume.py
 
 # What stale-reuse detection and the learned limit add to a request on a reused connection.
 .PHONY: bench-reuse
@@ -53,13 +59,21 @@ bench-throughput: lab-deps $(BENCH_PY)
 COLDSTART_MEMORY_MB ?= 128 512 1769
 COLDSTART_MINORS ?= 3.12
 COLDSTART_RUNS ?= 7
-.PHONY: coldstart coldstart-parts
+COLDSTART_JSON ?= $(BUILD_DIR)/coldstart.json
+.PHONY: coldstart coldstart-parts coldstart-unknown
 coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
   $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(VENV)/test-3.12/bin/python bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
-	  --json $(BUILD_DIR)/coldstart.json \
+	  --json $(COLDSTART_JSON) \
 	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p))) \
 	  $(foreach m,$(COLDSTART_MEMORY_MB),--memory-mb $(m)) --runs $(COLDSTART_RUNS)
+# make coldstart-unknown: the same with the runtime's copy at a release the hook flavor has no prepared
+# data for (UNKNOWN_RUNTIME_BOTO3, locked in lab/runtime-sdk/unknown/), at 128 MB: what every runtime
+# release outside lab/runtime-sdk gets; build/coldstart-unknown.json (README's cold-start row).
+UNKNOWN_RUNTIME_BOTO3 ?= 1.41.5
+coldstart-unknown:
+	$(MAKE) --no-print-directory coldstart RUNTIME_BOTO3=$(UNKNOWN_RUNTIME_BOTO3) COLDSTART_MEMORY_MB=128 \
+	  COLDSTART_JSON=$(BUILD_DIR)/coldstart-unknown.json
 # COLDSTART_PARTS_MB: the one memory size coldstart-parts measures at (128: where imports weigh most).
 COLDSTART_PARTS_MB ?= 128
 coldstart-parts: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \

@@ -38,13 +38,18 @@ lock-lab: | $(UV)
 	  -o lab/otel-requirements.txt
 	$(MAKE) --no-print-directory lock-runtime-sdk
 
-# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 at that version with what it pins and the newest of what
-# it allows (as pip installs it into a runtime image). 1.34.162.txt, the 2024 baseline, was written
-# with urllib3==1.26.20 added, as the lab ran it then.
+# lab/runtime-sdk/<RUNTIME_BOTO3>.txt: boto3 and botocore at that version (the runtimes bundle the pair
+# with one number: boto3 1.38.36 allows any botocore 1.38.x, and the newest, 1.38.46, is not what a
+# runtime holding boto3 1.38.36 imports), the newest of what they allow for the rest. RUNTIME_SDK_DIR=
+# lab/runtime-sdk/unknown: a release the lab can run as the runtime's copy that the hook flavor does
+# not prepare (the build reads lab/runtime-sdk/*.txt only; make coldstart-unknown). 1.34.162.txt,
+# the 2024 baseline, was written with urllib3==1.26.20 added, as the lab ran it then. A release a
+# runtime reports (make verify-aws) joins the hook flavor by this target and make layer FLAVOR=hook.
 .PHONY: lock-runtime-sdk
+RUNTIME_SDK_DIR ?= lab/runtime-sdk
 lock-runtime-sdk: | $(UV)
-	echo "boto3==$(RUNTIME_BOTO3)" | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
-	  --no-header - -o lab/runtime-sdk/$(RUNTIME_BOTO3).txt
+	printf 'boto3==%s\nbotocore==%s\n' $(RUNTIME_BOTO3) $(RUNTIME_BOTO3) | $(UV) pip compile -q --universal --python-version 3.10 --generate-hashes \
+	  --no-header - -o $(RUNTIME_SDK_DIR)/$(RUNTIME_BOTO3).txt
 
 .PHONY: lock-demo
 lock-demo: | $(UV)
@@ -75,3 +80,20 @@ lock-durable: | $(UV)
 	for n in function runner; do $(UV) pip compile -q --universal --python-version 3.13 --generate-hashes \
 	  -c layer/requirements.txt lab/experiments/durable/$$n-requirements.in \
 	  -o lab/experiments/durable/$$n-requirements.txt; done
+
+# make bump-sdk [VERSION=x.y.z]: the full layer's boto3/botocore/s3transfer moved to the newest release
+# on the package index (or botocore VERSION), re-locked with hashes as `lock` does, what follows the
+# pin re-locked and rebuilt (both zips: CA directories, prepared data; template.yaml; the SDK defaults
+# table; README's numbers), then judged by test-build, test-hook-3.12 and test-compat. A failing suite
+# restores the old pin and names its failed tests. On an unchanged pin: exit 0, nothing written.
+# Prints what changed (services, defaults modes, the modules the hook patches); build/bump-sdk.json
+# holds the same for the scheduled workflow (.github/workflows/bump-sdk.yml). Logic:
+# tools/release/bump_sdk.py (the release room: a bump is the first step of a patch release).
+# BUMP_INDEX_URL: another index (the rehearsal's pypiserver).
+VERSION ?=
+BUMP_INDEX_URL ?=
+.PHONY: bump-sdk
+bump-sdk: | $(UV)
+	$(TOOL_PYTHON) tools/release/bump_sdk.py --uv $(UV) --make "$(MAKE) --no-print-directory" \
+	  $(if $(VERSION),--version $(VERSION)) $(if $(BUMP_INDEX_URL),--index-url $(BUMP_INDEX_URL)) \
+	  --report $(BUILD_DIR)/bump-sdk.json --work $(BUILD_DIR)/bump-sdk

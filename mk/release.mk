@@ -1,33 +1,42 @@
 # Releasing and publishing (issues 3, 7, 24): the release files, the layers into every region, the
 # wheel to a package index, the region list, and the demo's experiment on the user's own account.
-# (targets: release, publish, regions, bench-publish, publish-wheel, actionlint, verify-aws; files: build/release/)
+# (targets: release, publish, smoke-release, rehearse-release, regions, bench-publish, publish-wheel, actionlint,
+# verify-aws; files: build/release/, build/rehearsal/)
 
 # make release: build/release/ holds both layer zips named with the version, the wheel, one CycloneDX
-# SBOM per zip and SHA256SUMS, byte-for-byte reproducible. The bytecode is compiled by the pinned
-# Maven Central CPython builds (tools/interpreters/cpython-maven.sha256, installed into .venv/python-pinned/ with
-# their jars checked), never by the machine's own interpreters: see tools/release/release.py. linux-x86_64.
+# SBOM per zip and SHA256SUMS, byte-for-byte reproducible from any clone. Each zip is built by the same
+# call as make layer's (so it is build/layer.zip's and build/layer-hook.zip's bytes): the pinned Maven
+# Central CPython builds (PINNED_ROOT, jars checked against their pins on every build), never the
+# machine's own interpreters: see tools/release/release.py. linux-x86_64. A failed release leaves the
+# previous build/release/ in place.
 RELEASE_DIR = $(BUILD_DIR)/release
 RELEASE_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' layer/aws_keepalive/__init__.py)
 RELEASE_SUMS = $(RELEASE_DIR)/SHA256SUMS
-# What uses the release files (bench-publish, verify-aws; publish checks its zips itself) takes them as
-# they are and never rebuilds them by file times: the bytes published are the bytes tested.
+# What uses the release files (publish, bench-publish, verify-aws) takes them as they are: an order-only
+# prerequisite, so `make release` runs when there is no release at all (a fresh clone) and never because
+# a source file is newer: the bytes published are the bytes tested (the workflow's publish job
+# downloads them, checks them with sha256sum -c, and nothing rebuilds them).
 $(RELEASE_SUMS):
-	@echo "no $@: run make release, or put the downloaded release files in $(RELEASE_DIR)/" >&2; exit 1
+	$(MAKE) --no-print-directory release
 SBOM_PY := $(VENV)/sbom/bin/python
 .PHONY: release
 release: | $(UV)
-	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --out $(RELEASE_DIR)
+	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --pinned-root $(PINNED_ROOT) --out $(RELEASE_DIR)
 
 # make publish REGIONS="us-east-1 eu-west-1"|all FLAVOR=full|hook|all [PUBLIC=1 | PRINCIPAL_ORG=o-...]
 #   [PARTITION=aws-us-gov|aws-cn] [SIGNING_PROFILE=name SIGNING_BUCKET=bucket-{region}] [LAYER_NAME=base]
-#   [ZIP="path/aws-python-keepalive-<v>.zip ..."]
+#   [ZIP="path/aws-python-keepalive-<v>.zip ..."] [STEP=stage|promote|check] [ALIGN=1]
 # Each release zip of FLAVOR (LAYER_NAME, and LAYER_NAME-hook for the hook flavor) into each region, in
-# parallel (PUBLISH_JOBS at once); a zip already the latest version is not published again; the
-# permission and the SSM parameters (SSM_PREFIX/<layer>/latest and /<version>) are ensured every time;
-# ARNs merged into build/release/layers.json. REGIONS=all: tools/release/regions.json's list for PARTITION.
-# It publishes the zips as they are and never builds: from RELEASE_DIR (what `make release` wrote, or
-# the release's files downloaded there), or the zips ZIP names (a downloaded release zip, on any OS
-# with Python; the flavor is read from the file name). No zip: it says so and stops.
+# parallel (PUBLISH_JOBS at once), as one version number in every region (ALIGN=1: placeholder versions
+# bring the regions behind forward; otherwise it refuses and says how); a zip already any version is not
+# published again. STEP=stage publishes private, STEP=promote grants (PUBLIC/PRINCIPAL_ORG) and moves
+# SSM_PREFIX/<layer>/latest (only to the newest version), STEP=check checks both; all three by default
+# (the release workflow runs them apart, the smoke test between stage and promote). Rejected
+# credentials stop it at once. ARNs merged into build/release/layers.json. REGIONS=all:
+# tools/release/regions.json's list for PARTITION, minus the regions not enabled in the account.
+# It publishes the zips as they are: from RELEASE_DIR (what `make release` wrote, or the release's files
+# downloaded there; `make release` runs only when there is none), or the zips ZIP names (a downloaded
+# release zip, on any OS with Python, nothing built; the flavor is read from the file name).
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
@@ -38,6 +47,8 @@ SIGNING_BUCKET ?=
 SSM_PREFIX ?= /python-keepalive
 PUBLISH_JOBS ?= 16
 ZIP ?=
+STEP ?= all
+ALIGN ?= 0
 RELEASE_ZIP_full = $(LAYER_NAME)=$(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip
 RELEASE_ZIP_hook = $(LAYER_NAME)-hook=$(RELEASE_DIR)/aws-python-keepalive-hook-$(RELEASE_VERSION).zip
 PUBLISH_FLAVORS = $(if $(filter all,$(FLAVOR)),full hook,$(FLAVOR))
@@ -45,12 +56,34 @@ zip_layer = $(if $(findstring -hook-,$(notdir $(1))),$(LAYER_NAME)-hook,$(LAYER_
 PUBLISH_LAYERS = $(if $(ZIP),$(foreach z,$(ZIP),$(call zip_layer,$(z))),$(foreach f,$(PUBLISH_FLAVORS),$(RELEASE_ZIP_$(f))))
 PUBLISH_LAYERS_JSON = $(if $(ZIP),$(dir $(firstword $(ZIP)))layers.json,$(RELEASE_DIR)/layers.json)
 .PHONY: publish
-publish: $(TOOLS_PY)
+publish: $(TOOLS_PY) | $(if $(ZIP),,$(RELEASE_SUMS))
 	$(TOOLS_PY) tools/release/publish.py $(foreach l,$(PUBLISH_LAYERS),--layer $(l)) \
 	  --regions "$(REGIONS)" --partition $(PARTITION) --ssm-prefix $(SSM_PREFIX) --jobs $(PUBLISH_JOBS) \
+	  --step $(STEP) $(if $(filter 1,$(ALIGN)),--align) \
 	  --layers-json $(PUBLISH_LAYERS_JSON) $(if $(filter 1,$(PUBLIC)),--public) \
 	  $(if $(PRINCIPAL_ORG),--principal-org $(PRINCIPAL_ORG)) \
 	  $(if $(SIGNING_PROFILE),--signing-profile $(SIGNING_PROFILE) --signing-bucket '$(SIGNING_BUCKET)')
+
+# make smoke-release SMOKE_ROLE_ARN=arn:...:role/... [SMOKE_REGION=us-east-1]: the release workflow's smoke
+# test (tools/release/smoke.py) on the versions layers.json names in SMOKE_REGION: a function per layer,
+# runtime and architecture the version declares, invoked and deleted. Run between STEP=stage and STEP=promote.
+SMOKE_REGION ?= us-east-1
+SMOKE_ROLE_ARN ?=
+.PHONY: smoke-release
+smoke-release: $(TOOLS_PY)
+	$(TOOLS_PY) tools/release/smoke.py --layers-json $(RELEASE_DIR)/layers.json --region $(SMOKE_REGION) \
+	  --role-arn '$(SMOKE_ROLE_ARN)'
+
+# make rehearse-release: the release workflow's own steps, read from .github/workflows/release.yml, in their
+# order, with local stand-ins (tools/release/rehearse.py): moto for Lambda/SSM/STS/EC2/IAM, a pypiserver for
+# PyPI, a recorder for gh; its build job runs `make release` (skipping Lint and Test: make test runs this),
+# then the layers jobs again, which must publish nothing. Ends with the ARNs and the release notes.
+REHEARSAL_WORKFLOW ?= .github/workflows/release.yml
+.PHONY: rehearse-release
+rehearse-release: $(TOOLS_PY) $(VENV)/moto/bin/python $(PYPISERVER_PY) $(WHEEL_TOOLS_PY) | $(UV)
+	$(VENV)/moto/bin/python tools/release/rehearse.py --moto $(VENV)/moto/bin/moto_server \
+	  --pypiserver $(VENV)/pypiserver/bin/pypi-server --twine $(VENV)/wheel-tools/bin/twine \
+	  --version $(RELEASE_VERSION) --workflow $(REHEARSAL_WORKFLOW) --work $(BUILD_DIR)/rehearsal
 
 # make regions [REGIONS_SOURCE=botocore]: refresh tools/release/regions.json (what REGIONS=all means) from
 # AWS's public SSM parameters (needs credentials), or offline from the pinned botocore's endpoints.
@@ -62,7 +95,7 @@ regions: $(TOOLS_PY)
 # make bench-publish: every region of the aws partition x both flavors into a local moto server,
 # twice (the second run publishes nothing); prints the table, writes build/bench-publish.json.
 .PHONY: bench-publish
-bench-publish: $(TOOLS_PY) $(VENV)/moto/bin/python $(RELEASE_SUMS)
+bench-publish: $(TOOLS_PY) $(VENV)/moto/bin/python | $(RELEASE_SUMS)
 	$(TOOLS_PY) bench/publish.py --moto $(VENV)/moto/bin/moto_server --release $(RELEASE_DIR) \
 	  --version $(RELEASE_VERSION) --json $(BUILD_DIR)/bench-publish.json
 
@@ -123,7 +156,7 @@ STEADY ?= 5
 .PHONY: verify-aws
 verify-aws: $(TOOLS_PY)
 	$(TOOLS_PY) tools/deploy/verify_aws.py --check-credentials $(if $(REGION),--region $(REGION))
-	$(MAKE) --no-print-directory $(SAM)
+	$(MAKE) --no-print-directory $(SAM) $(if $(ZIP),,$(RELEASE_SUMS))
 	PATH=$(SAM_PATH) $(TOOLS_PY) tools/deploy/verify_aws.py --sam $(SAM) \
 	  --layer-zip $(or $(ZIP),$(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip) $(if $(REGION),--region $(REGION)) \
 	  --memory-mb $(MEMORY_MB) --gaps $(GAPS) --gap-s $(GAP_S) --steady $(STEADY) \

@@ -432,13 +432,16 @@ def _make_list_api_versions(original):
             if not os.path.isdir(path):
                 continue
             tree = prepared.service_tree(path, service_name)
-            if tree is not None:
-                versions = tree[2].get(service_name, {})
+            if tree is not None and service_name in tree[2]:
                 names = _file_names(type_name)
-                known_api_versions.update(v for v, files in versions.items() if _exists(files, names))
+                known_api_versions.update(v for v, files in tree[2][service_name].items() if _exists(files, names))
                 continue
+            # Stock's check (also for a name the index has no folder for: the same two stats stock
+            # makes there): a folder, or anything else that exists -- a file, which stock's
+            # _potential_locations yields too (its is_dir falls back to os.path.exists), so that
+            # os.listdir raises NotADirectoryError as in stock, not DataNotFoundError.
             possible_path = os.path.join(path, service_name)
-            if not os.path.isdir(possible_path):
+            if not os.path.isdir(possible_path) and not os.path.exists(possible_path):
                 continue
             for dirname in os.listdir(possible_path):
                 if self.file_loader.exists(os.path.join(possible_path, dirname, type_name)):

@@ -129,12 +129,28 @@ def test_bytecode_matches_the_sources_and_records_opt_paths(layer):
     assert checked > 100
 
 
-def test_no_build_path_leaks_into_the_zip(layer):
-    """No file in the zip mentions the folder it was built in."""
-    build_dir = os.path.dirname(os.path.abspath(layer[0])).encode()
-    with zipfile.ZipFile(layer[0]) as archive:
+@pytest.mark.parametrize("flavor", ["full", "hook"])
+def test_no_build_path_leaks_into_the_zip(layer, hook_layer, flavor):
+    """No file in the zip mentions the folder it was built in nor the clone it was built from."""
+    path = (layer if flavor == "full" else hook_layer)[0]
+    build_dir = os.path.dirname(os.path.abspath(path)).encode()
+    with zipfile.ZipFile(path) as archive:
         for name in archive.namelist():
-            assert build_dir not in archive.read(name), name
+            data = archive.read(name)
+            assert build_dir not in data and REPO.encode() not in data, name
+
+
+def test_every_record_line_names_a_file_in_the_zip(layer):
+    """Each *.dist-info/RECORD lists only files the zip holds: the lines of pruned files (jmespath's
+    bin/jp.py, whose shebang named the clone's interpreter) are gone, so RECORD names no build path."""
+    with zipfile.ZipFile(layer[0]) as archive:
+        inside = set(archive.namelist())
+        records = [name for name in inside if name.endswith(".dist-info/RECORD")]
+        assert any("jmespath" in name for name in records)
+        for record in records:
+            for line in archive.read(record).decode().splitlines():
+                listed = os.path.normpath(os.path.join("python", line.split(",")[0])).replace(os.sep, "/")
+                assert listed in inside, (record, line)
 
 
 def test_caches_scripts_and_tests_removed_but_metadata_kept(layer, opt):
@@ -253,10 +269,15 @@ def test_trimmed_layer_endpoints_hold_only_kept_services_and_serve_them_alike(la
 # its dist-info and the top-level modules' bytecode; nothing of the SDK stack it patches.
 SDK_TOPS = ("boto3", "botocore", "urllib3", "s3transfer", "jmespath", "dateutil", "python_dateutil", "six")
 # The hook flavor: the hook, a hashed CA directory per distinct bundle (~0.2 MB unzipped each) and the
-# prepared data of each runtime SDK (~0.45 MB unzipped each, ~0.05 MB zipped: mostly endpoints.json
-# pre-parsed).
-HOOK_MAX_ZIPPED = 1_000_000
-HOOK_MAX_UNZIPPED = 2_500_000
+# prepared data of each runtime SDK of lab/runtime-sdk. Measured 2026-11-27 (make layer FLAVOR=hook,
+# adding one release at a time): 2 releases 939 666 bytes zipped / 2.28 MB unzipped; each further
+# release +51 KB zipped / +0.51 MB unzipped (its index and pickles: endpoints.json pre-parsed is most
+# of it; files equal across releases are written once, and 1.38-1.42 share one CA directory); 5
+# releases 1 093 528 / 3.80 MB. Budget: 1.5 MB zipped (what a cold start downloads and unpacks:
+# room for ~8 more releases) and 6 MB unzipped (2.4 % of the 250 MB a function and its layers share:
+# ~4 more releases before a release must go, oldest first).
+HOOK_MAX_ZIPPED = 1_500_000
+HOOK_MAX_UNZIPPED = 6_000_000
 
 
 def test_hook_flavor_holds_the_hook_its_dist_info_and_bytecode_and_no_sdk(hook_layer, tmp_path):
@@ -298,7 +319,7 @@ def test_hook_flavor_is_reproducible(hook_layer, tmp_path):
 
 
 def test_hook_flavor_size(hook_layer, capsys):
-    """The hook flavor stays under 1 MB zipped and 2.5 MB unzipped (printed)."""
+    """The hook flavor stays under 1.5 MB zipped and 6 MB unzipped (printed)."""
     path = hook_layer[0]
     with zipfile.ZipFile(path) as archive:
         unzipped = sum(info.file_size for info in archive.infolist())

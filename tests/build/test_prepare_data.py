@@ -110,7 +110,8 @@ def test_hook_flavor_prepares_each_runtime_sdk_sharing_equal_files(hook_layer):
     boto3/data, that release's versions) and the pre-parsed files they name, a file that two
     releases ship alike written once (sdk-default-configuration.json); nothing else."""
     releases = [lock_release(lock) for lock in RUNTIME_LOCKS]
-    assert len(releases) >= 2
+    # The public data points on what the runtimes bundled in 2024-2026 (issue 29).
+    assert {"1.34.162", "1.38.36", "1.39.17", "1.40.4", "1.42.97"} <= set(releases)
     named = {}
     for release in releases:
         index, names, _ = read_index(hook_layer[0], release)

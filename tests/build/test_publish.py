@@ -12,7 +12,7 @@ import sys
 import boto3
 import botocore.exceptions
 import pytest
-from conftest import REPO, env
+from conftest import REPO, env, tool
 
 from tools.build import layer_info
 from tools.release import publish
@@ -148,10 +148,10 @@ def test_a_changed_zip_is_a_new_version_and_moves_latest(release, moto_endpoint,
         Name="/python-keepalive/%s-hook/latest" % name)["Parameter"]["Value"] == arn
 
 
-def tool_run(endpoint, *arguments):
+def tool_run(endpoint, *arguments, env_extra=None):
     """tools/release/publish.py itself (arguments make does not pass, e.g. --regions-file)."""
     return subprocess.run([sys.executable, os.path.join(REPO, "tools", "release", "publish.py")] + list(arguments),
-                          capture_output=True, text=True, env=env(AWS_ENDPOINT_URL=endpoint))
+                          capture_output=True, text=True, env=env(AWS_ENDPOINT_URL=endpoint, **(env_extra or {})))
 
 
 def test_all_skips_the_regions_the_account_has_not_enabled(release, moto_endpoint, tmp_path):
@@ -232,3 +232,228 @@ def test_progress_is_one_line_on_a_terminal_and_a_line_per_region_elsewhere():
     progress.region_done("us-east-1", "skipped")
     assert terminal.getvalue().count("\r\033[K") == 2 and terminal.getvalue().count("\n") == 1
     assert terminal.getvalue().endswith("us-east-1: skipped (1 failed, 1 skipped)\n")
+
+
+class RefusingProxy:
+    """A loopback stand-in for what moto never answers: AWS refusing credentials. Requests signed with
+    the access key ``refused_key``, or for a region of ``refused_regions`` (an opt-in region this
+    account has not enabled), get the refusal each service really sends (Lambda and SSM:
+    UnrecognizedClientException, JSON; STS and EC2: InvalidClientTokenId / AuthFailure, XML);
+    everything else is passed to moto. Records the (region, service) of every request."""
+
+    def __init__(self, moto, refused_key=None, refused_regions=()):
+        import http.server
+        import threading
+        import urllib.request
+        proxy = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def answer(self, status, headers, body):
+                self.send_response(status)
+                for name, value in headers:
+                    if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def relay(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                scope = self.headers.get("Authorization", "").split("Credential=")[-1].split(",")[0].split("/")
+                key, region, service = scope[0], scope[2], scope[3]
+                proxy.requests.append((region, service))
+                if key == refused_key or region in refused_regions:
+                    if service in ("lambda", "ssm"):
+                        return self.answer(403, [("Content-Type", "application/x-amz-json-1.1"),
+                                                 ("x-amzn-ErrorType", "UnrecognizedClientException")],
+                                           json.dumps({"__type": "UnrecognizedClientException", "message":
+                                                       "The security token included in the request is invalid."}
+                                                      ).encode())
+                    code = "AuthFailure" if service == "ec2" else "InvalidClientTokenId"
+                    return self.answer(403, [("Content-Type", "text/xml")], (
+                        "<ErrorResponse><Error><Type>Sender</Type><Code>%s</Code><Message>The security token "
+                        "included in the request is invalid.</Message></Error></ErrorResponse>" % code).encode())
+                request = urllib.request.Request(moto + self.path, data=body or None, method=self.command,
+                                                 headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
+                try:
+                    with urllib.request.urlopen(request, timeout=60) as response:
+                        self.answer(response.status, response.getheaders(), response.read())
+                except urllib.error.HTTPError as error:
+                    self.answer(error.code, error.headers.items(), error.read())
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = relay
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def refusing(moto_endpoint):
+    """RefusingProxy(refused_key=..., refused_regions=...) in front of the session's moto server."""
+    proxies = []
+
+    def make(**kwargs):
+        proxies.append(RefusingProxy(moto_endpoint, **kwargs))
+        return proxies[-1]
+    yield make
+    for proxy in proxies:
+        proxy.close()
+
+
+def hook_zip_of(folder):
+    return next(os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                if f.startswith("aws-python-keepalive-hook-") and f.endswith(".zip"))
+
+
+def test_rejected_credentials_fail_the_run_naming_the_cause(release, refusing, tmp_path):
+    """Credentials AWS does not know (Lambda: UnrecognizedClientException, STS: InvalidClientTokenId)
+    stop `make publish` with exit 1 and a message naming the answer, after one request (STS), before
+    any region: nothing is 'skipped', nothing published, layers.json gets no entry."""
+    folder = copy_release(release, tmp_path)
+    proxy = refusing(refused_key="AKIDREJECTED")
+    command = ["make", "--no-print-directory", "-C", REPO, "publish", "BUILD_DIR=%s" % os.path.dirname(folder),
+               "REGIONS=us-east-1 eu-west-1", "FLAVOR=all", "PUBLIC=1", "LAYER_NAME=rejected-%s" % tmp_path.name[-8:]]
+    completed = subprocess.run(command, capture_output=True, text=True,
+                               env=env(AWS_ENDPOINT_URL=proxy.url, AWS_ACCESS_KEY_ID="AKIDREJECTED"))
+    assert completed.returncode != 0, completed.stdout + completed.stderr
+    assert "credentials were refused by STS in us-east-1 (InvalidClientTokenId" in completed.stderr
+    assert "skipped" not in completed.stdout + completed.stderr
+    assert proxy.requests == [("us-east-1", "sts")]
+    assert not os.path.exists(os.path.join(folder, "layers.json"))
+
+
+def test_access_denied_fails_the_region_and_the_run(release, tmp_path):
+    """Valid credentials without Lambda's permissions (moto with IAM checks on: a user allowed STS and
+    SSM only) fail each region named, exit 1, with the answer in the message."""
+    import boto3 as aws
+    from conftest import free_port, local_server
+    argv = [tool("AWS_KEEPALIVE_MOTO"), "-H", "127.0.0.1", "-p", str(free_port())]
+    with local_server(argv, tmp_path / "moto.log", "moto server (IAM checks)", INITIAL_NO_AUTH_ACTION_COUNT="3") as url:
+        iam = aws.client("iam", region_name="us-east-1", endpoint_url=url, aws_access_key_id="a",
+                         aws_secret_access_key="b")
+        iam.create_user(UserName="releaser")
+        key = iam.create_access_key(UserName="releaser")["AccessKey"]
+        iam.put_user_policy(UserName="releaser", PolicyName="no-lambda", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["sts:*", "ssm:*", "ec2:*"],
+                                                     "Resource": "*"}]}))
+        completed = tool_run(url, "--layer", "denied=%s" % hook_zip_of(release), "--regions", "eu-west-1",
+                             "--layers-json", str(tmp_path / "layers.json"),
+                             env_extra={"AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+                                        "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]})
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    (line,) = [line for line in completed.stdout.splitlines() if line.startswith("failed")]
+    assert line.startswith("failed    eu-west-1: ClientError") and "403" in line
+
+
+def test_all_skips_disabled_regions_only_after_the_credentials_proved_good(release, refusing, tmp_path):
+    """REGIONS=all: after STS accepted the credentials, a region refusing them (a disabled opt-in
+    region's answer) is skipped and listed, the run exits 0; the same region named explicitly fails
+    the run (exit 1) and says why."""
+    proxy = refusing(refused_regions=("eu-west-3",))
+    regions_file = tmp_path / "regions.json"
+    regions_file.write_text(json.dumps({"partitions": {"aws": ["eu-north-1", "eu-west-3"]}}))
+    name = "optin-%s" % tmp_path.name[-8:]
+    every = tool_run(proxy.url, "--layer", "%s=%s" % (name, hook_zip_of(release)), "--regions", "all",
+                     "--regions-file", str(regions_file), "--layers-json", str(tmp_path / "layers.json"))
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert "skipped   eu-west-3: not enabled in this account (UnrecognizedClientException)" in every.stdout
+    assert proxy.requests[0] == ("us-east-1", "sts")
+    assert sorted(json.load(open(tmp_path / "layers.json"))[name]) == ["eu-north-1"]
+    named = tool_run(proxy.url, "--layer", "%s=%s" % (name, hook_zip_of(release)), "--regions",
+                     "eu-north-1 eu-west-3", "--layers-json", str(tmp_path / "layers.json"))
+    assert named.returncode == 1, named.stdout + named.stderr
+    assert "failed    eu-west-3: the credentials were refused here (UnrecognizedClientException)" in named.stdout
+
+
+def changed_copy(path, tmp_path, tail):
+    """A copy of a zip with bytes appended (still a zip): another release's bytes."""
+    copy = tmp_path / ("%s-%s" % (tail.hex(), os.path.basename(path)))
+    copy.write_bytes(open(path, "rb").read() + tail)
+    return str(copy)
+
+
+def test_rerun_of_an_older_release_publishes_nothing_and_leaves_latest(release, moto_endpoint, tmp_path):
+    """Release A is version 1, release B version 2; publishing A again finds it among every version
+    (not only the latest): nothing published, `latest` still names version 2."""
+    name = "older-%s" % tmp_path.name[-8:]
+    old, new = changed_copy(hook_zip_of(release), tmp_path, b"\0"), changed_copy(hook_zip_of(release), tmp_path, b"\1")
+    for path in (old, new, old):
+        completed = tool_run(moto_endpoint, "--layer", "%s=%s" % (name, path), "--regions", "us-east-1",
+                             "--layers-json", str(tmp_path / "layers.json"))
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert completed.stdout.split()[:2] == ["unchanged", "arn:aws:lambda:us-east-1:123456789012:layer:%s:1" % name]
+    lam = client("lambda", moto_endpoint, "us-east-1")
+    assert [v["Version"] for v in lam.list_layer_versions(LayerName=name)["LayerVersions"]] == [2, 1]
+    latest = client("ssm", moto_endpoint, "us-east-1").get_parameter(Name="/python-keepalive/%s/latest" % name)
+    assert latest["Parameter"]["Value"].endswith(":%s:2" % name)
+
+
+def test_one_release_one_version_number_refused_or_aligned(release, moto_endpoint, tmp_path):
+    """A layer at version 2 in us-east-1 and absent from eu-west-1: publishing the next release to both
+    is refused before anything is published (3 there, 1 here), saying how to align; with --align,
+    eu-west-1 spends two deleted placeholders and the release is version 3 in both."""
+    name = "align-%s" % tmp_path.name[-8:]
+    for tail in (b"\0", b"\1"):
+        assert tool_run(moto_endpoint, "--layer", "%s=%s" % (name, changed_copy(hook_zip_of(release), tmp_path, tail)),
+                        "--regions", "us-east-1", "--layers-json", str(tmp_path / "layers.json")).returncode == 0
+    args = ("--layer", "%s=%s" % (name, hook_zip_of(release)), "--regions", "us-east-1 eu-west-1",
+            "--layers-json", str(tmp_path / "layers.json"))
+    refused = tool_run(moto_endpoint, *args)
+    assert refused.returncode != 0
+    assert "one release is one version number in every region, here 3, but eu-west-1 (next would be 1)" in \
+        refused.stderr and "ALIGN=1" in refused.stderr
+    east, west = client("lambda", moto_endpoint, "us-east-1"), client("lambda", moto_endpoint, "eu-west-1")
+    assert len(east.list_layer_versions(LayerName=name)["LayerVersions"]) == 2
+    assert west.list_layer_versions(LayerName=name)["LayerVersions"] == []
+    aligned = tool_run(moto_endpoint, *args, "--align")
+    assert aligned.returncode == 0, aligned.stdout + aligned.stderr
+    assert [v["Version"] for v in west.list_layer_versions(LayerName=name)["LayerVersions"]] == [3]
+    table = json.load(open(tmp_path / "layers.json"))[name]
+    assert table["us-east-1"].endswith(":3") and table["eu-west-1"].endswith(":3")
+
+
+def test_staged_private_then_promoted_then_checked(release, moto_endpoint, tmp_path):
+    """--step stage publishes a private version (no grant, no `latest`, the release's parameter set);
+    check then fails naming what is missing; promote grants and moves `latest`; check passes."""
+    name = "staged-%s" % tmp_path.name[-8:]
+    args = ("--layer", "%s=%s" % (name, hook_zip_of(release)), "--regions", "eu-west-1", "--public",
+            "--layers-json", str(tmp_path / "layers.json"))
+    lam, ssm = client("lambda", moto_endpoint, "eu-west-1"), client("ssm", moto_endpoint, "eu-west-1")
+    assert tool_run(moto_endpoint, *args, "--step", "stage").returncode == 0
+    assert policy_statements(lam, name, 1) == []
+    assert ssm.get_parameters(Names=["/python-keepalive/%s/latest" % name])["InvalidParameters"]
+    assert json.load(open(tmp_path / "layers.json"))[name]["eu-west-1"].endswith(":%s:1" % name)
+    early = tool_run(moto_endpoint, *args, "--step", "check")
+    assert early.returncode == 1 and "has no public-get-layer-version grant" in early.stdout
+    assert tool_run(moto_endpoint, *args, "--step", "promote").returncode == 0
+    (statement,) = policy_statements(lam, name, 1)
+    assert statement["Principal"] == "*"
+    checked = tool_run(moto_endpoint, *args, "--step", "check")
+    assert checked.returncode == 0 and checked.stdout.startswith("checked "), checked.stdout + checked.stderr
+
+
+def test_make_publish_zip_publishes_a_downloaded_zip(release, moto_endpoint, tmp_path):
+    """`make publish ZIP=<a zip anywhere>` publishes that file under the flavor its name says (the
+    hook zip -> LAYER_NAME-hook), with no release folder at all, and writes layers.json beside it."""
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    shutil.copy(hook_zip_of(release), downloads)
+    zip_path = str(downloads / os.path.basename(hook_zip_of(release)))
+    name = "zip-%s" % tmp_path.name[-8:]
+    completed = subprocess.run(["make", "--no-print-directory", "-C", REPO, "publish", "ZIP=%s" % zip_path,
+                                "REGIONS=eu-west-1", "LAYER_NAME=%s" % name, "BUILD_DIR=%s" % (tmp_path / "none")],
+                               capture_output=True, text=True, env=env(AWS_ENDPOINT_URL=moto_endpoint))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert json.load(open(downloads / "layers.json")) == {
+        name + "-hook": {"eu-west-1": "arn:aws:lambda:eu-west-1:123456789012:layer:%s-hook:1" % name}}
+    assert not (tmp_path / "none").exists()

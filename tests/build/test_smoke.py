@@ -13,9 +13,12 @@ import sys
 import boto3
 from conftest import REPO, env
 
+from tools.build import layer_info
 from tools.release import smoke
 
-GOOD_LOG = "START RequestId: 1\naws-keepalive: DEBUG patched botocore 1.44.5 at /opt/python/botocore\nEND\n"
+# The full layer's botocore: the pin (a bump moves it; the sample log follows).
+PINNED = layer_info.pinned_versions(open(os.path.join(REPO, "layer", "requirements.txt")).read())["botocore"]
+GOOD_LOG = "START RequestId: 1\naws-keepalive: DEBUG patched botocore %s at /opt/python/botocore\nEND\n" % PINNED
 
 
 def answer(payload, log=GOOD_LOG, error=None):
@@ -26,7 +29,7 @@ def answer(payload, log=GOOD_LOG, error=None):
     return result
 
 
-FULL_OK = {"account": "123456789012", "botocore": "1.44.5", "botocore_file": "/opt/python/botocore/__init__.py"}
+FULL_OK = {"account": "123456789012", "botocore": PINNED, "botocore_file": "/opt/python/botocore/__init__.py"}
 
 
 def test_a_patched_call_through_the_layer_passes():
@@ -49,15 +52,18 @@ def test_each_failure_is_named():
 
 
 def test_the_function_is_deleted_when_the_invoke_fails(release, moto_endpoint, tmp_path):
-    """Against moto (whose invoke fails here: no Docker), smoke.py reports FAIL for each layer and
-    architecture, exits 1, and leaves no function behind."""
+    """Against moto (whose invoke fails here: no Docker), smoke.py tries every runtime (3.10-3.14) and
+    architecture the layer version declares, reports FAIL for each, exits 1, and leaves no function
+    behind."""
     variables = env(AWS_ENDPOINT_URL=moto_endpoint)
     lam = boto3.client("lambda", region_name="us-east-1", endpoint_url=moto_endpoint,
                        aws_access_key_id="test", aws_secret_access_key="test")
     hook_zip = next(os.path.join(release, f) for f in os.listdir(release)
                     if f.startswith("aws-python-keepalive-hook-") and f.endswith(".zip"))
     arn = lam.publish_layer_version(LayerName="smoke-%s" % tmp_path.name[-8:],
-                                    Content={"ZipFile": open(hook_zip, "rb").read()})["LayerVersionArn"]
+                                    Content={"ZipFile": open(hook_zip, "rb").read()},
+                                    CompatibleRuntimes=list(layer_info.RUNTIMES),
+                                    CompatibleArchitectures=list(layer_info.ARCHITECTURES))["LayerVersionArn"]
     role = boto3.client("iam", region_name="us-east-1", endpoint_url=moto_endpoint, aws_access_key_id="test",
                         aws_secret_access_key="test").create_role(
         RoleName="smoke-%s" % tmp_path.name[-8:], AssumeRolePolicyDocument="{}")["Role"]["Arn"]
@@ -68,8 +74,11 @@ def test_the_function_is_deleted_when_the_invoke_fails(release, moto_endpoint, t
                                 str(layers_json), "--region", "us-east-1", "--role-arn", role],
                                capture_output=True, text=True, env=variables)
     assert completed.returncode == 1, completed.stdout + completed.stderr
-    assert [line.split()[0] for line in completed.stdout.splitlines() if line.startswith(("ok", "FAIL"))] == \
-        ["FAIL", "FAIL"]
+    tried = [line.split()[3:5] for line in completed.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
+    assert all(line.startswith("FAIL") for line in completed.stdout.splitlines() if line.startswith(("ok", "FAIL")))
+    assert sorted(tried) == sorted([runtime, architecture] for runtime in layer_info.RUNTIMES
+                                   for architecture in layer_info.ARCHITECTURES)
+    assert len(tried) == 10
     assert {f["FunctionName"] for f in lam.list_functions()["Functions"]} == before
 
 

@@ -82,7 +82,8 @@ def test_the_template_translates_and_lints(tmp_path):
 
 def test_a_failed_deploy_is_torn_down(release, moto_endpoint, tmp_path):
     """sam deploy against moto fails (moto serves no CreateChangeSet from a template URL); the run says
-    so, deletes the stack, and exits 2; the staged folder holds the lab's app.py unchanged."""
+    so, deletes the stack and every artifact sam deploy uploaded to the bucket, and exits 2; the
+    staged folder holds the lab's app.py unchanged."""
     s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=moto_endpoint, aws_access_key_id="test",
                       aws_secret_access_key="test")
     s3.create_bucket(Bucket="verify-artifacts")
@@ -106,6 +107,10 @@ def test_a_failed_deploy_is_torn_down(release, moto_endpoint, tmp_path):
             open(tmp_path / "work" / "function" / "app.py") as staged:
         assert staged.read() == lab.read()
     assert not (tmp_path / "out.json").exists()
+    # What sam deploy uploaded under the stack's prefix is gone too (every version).
+    assert "uploaded artifact(s) under s3://verify-artifacts/%s/" % stack in completed.stderr
+    left = s3.list_object_versions(Bucket="verify-artifacts", Prefix=stack + "/")
+    assert not left.get("Versions") and not left.get("DeleteMarkers")
 
 
 def test_emf_counts_from_the_layers_own_lines(moto_endpoint):
@@ -165,3 +170,103 @@ def test_schedule_and_table():
                     ["layer on", "gaps", 2, "6.0", "7.0", "7.0", "7.0", 0, 0]]
     table = verify_aws.markdown(rows, header=verify_aws.HEADER)
     assert table.splitlines()[0].startswith("| configuration") and "300.0 |" in table
+
+
+def test_tls_summary_per_service():
+    """Per service: tickets offered, the lifetime hints seen, and gap calls whose connection resumed
+    (what verify_app.py's tls_probe reported with each call)."""
+    def call(resumed, hint=3600):
+        return {"tls": {"dynamodb": [{"host": "h", "version": "TLSv1.3", "resumed": resumed, "ticket": True,
+                                      "lifetime_hint_s": hint}], "sts": []}}
+
+    summary = verify_aws.tls_summary({"steady": [call(False)], "gaps": [call(True), call(False, 7200),
+                                                                        {"tls": {"error": "x"}}]})
+    assert summary["dynamodb"] == {"tickets": True, "lifetime_hints_s": [3600, 7200], "versions": ["TLSv1.3"],
+                                   "gaps_resumed": 1, "gaps": 2}
+    assert summary["sts"]["gaps"] == 0 and summary["sts"]["tickets"] is False
+
+
+def test_the_function_reports_the_sdk_and_python_it_runs_on(tmp_path):
+    """verify_app.runtime_sdk() in the stand-in runtime's own interpreter (its bundled-kind boto3 and
+    real awslambdaric): the versions installed there, the Python build and the execution environment,
+    and every handler's answer carries them."""
+    python = os.path.join(REPO, ".venv", "lambda-3.12", "bin", "python")
+    function = os.path.join(REPO, "tools", "deploy", "verify-aws", "function")
+    probe = ("import json, sys; sys.path[:0] = %r; import verify_app; "
+             "print(json.dumps([verify_app.runtime_sdk(), verify_app._with_retries({})]))"
+             % [function, os.path.dirname(verify_aws.EXAMPLE)])
+    completed = subprocess.run([python, "-c", probe], capture_output=True, text=True,
+                               env=env(AWS_EXECUTION_ENV="AWS_Lambda_python3.12", TABLE_NAME="t"), timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    sdk, answer = json.loads(completed.stdout)
+    assert answer == {"retries": 0, "sdk": sdk}
+    lock = open(os.path.join(REPO, "lab", "runtime-requirements.txt")).read()
+    runtime = os.environ.get("AWS_KEEPALIVE_RUNTIME_BOTO3", "1.42.97")
+    assert sdk["boto3"] == sdk["botocore"] == runtime
+    assert "awslambdaric==%s " % sdk["awslambdaric"] in lock and sdk["urllib3"]
+    assert sdk["python"].startswith("3.12.") and "(" in sdk["python"]
+    assert sdk["runtime"] == "AWS_Lambda_python3.12" and "/lambda-3.12/" in sdk["botocore_file"]
+
+
+def sdk_record(boto3_version, botocore_file):
+    return {"ok": True, "put_ms": 5.0, "retries": 0, "client_ms": 9.0, "error": None,
+            "sdk": {"boto3": boto3_version, "botocore": boto3_version, "urllib3": "1.26.20", "awslambdaric": "3.1.1",
+                    "python": "3.13.7 (main)", "runtime": "AWS_Lambda_python3.13", "botocore_file": botocore_file}}
+
+
+@pytest.mark.parametrize("release, known", [("1.42.97", True), ("1.41.3", False)])
+def test_report_names_each_functions_sdk_and_how_to_add_the_release(release, known):
+    """The report's SDK lines: the runtime's versions and Python build (no layer) beside the layer's,
+    then whether lab/runtime-sdk knows that release, or the commands that add it to the hook flavor."""
+    names = {"NoLayerOne": "f-no", "LayerOnOne": "f-on"}
+    records = {"f-no": {"steady": [sdk_record(release, "/var/runtime/botocore/__init__.py")], "gaps": []},
+               "f-on": {"steady": [sdk_record("1.44.8", "/opt/python/botocore/__init__.py")], "gaps": []}}
+    lines = verify_aws.sdk_lines(records, names)
+    assert lines[0] == ("no layer: AWS_Lambda_python3.13, Python 3.13.7 (main); boto3 %s, botocore %s "
+                        "(/var/runtime/botocore/__init__.py), urllib3 1.26.20, awslambdaric 3.1.1" % (release, release))
+    assert lines[1].startswith("layer on: ") and "botocore 1.44.8 (/opt/python/botocore" in lines[1]
+    if known:
+        assert lines[2].startswith("hook flavor: knows this runtime's boto3/botocore %s" % release)
+    else:
+        assert "make lock-runtime-sdk RUNTIME_BOTO3=%s" % release in lines[2] and "does not know" in lines[2]
+
+
+TRANSLATE = '''
+import json, sys
+from samtranslator.translator.transform import transform
+from samtranslator.yaml_helper import yaml_parse
+
+class NoManagedPolicies:
+    def load(self):
+        return {}
+
+template = yaml_parse(open(sys.argv[1]).read())
+# What sam deploy's packaging does first: local paths become the S3 objects it uploaded.
+template["Globals"]["Function"]["CodeUri"] = "s3://artifacts/stack/function.zip"
+for resource in template["Resources"].values():
+    if resource["Type"] == "AWS::Serverless::LayerVersion":
+        resource["Properties"]["ContentUri"] = "s3://artifacts/stack/layer.zip"
+print(json.dumps(transform(template, {"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012"},
+                           NoManagedPolicies())))
+'''
+
+
+def test_the_stack_owns_every_log_group_it_writes(tmp_path):
+    """The template through SAM's own translator (what sam deploy sends to CloudFormation): every
+    Lambda function has an AWS::Logs::LogGroup in the stack named /aws/lambda/<that function>, with a
+    retention and DeletionPolicy Delete, so deleting the stack leaves no log group behind."""
+    sam_python = os.path.join(os.path.dirname(tool("AWS_KEEPALIVE_SAM")), "python")
+    script = tmp_path / "translate.py"
+    script.write_text(TRANSLATE)
+    completed = subprocess.run([sam_python, str(script), os.path.join(REPO, "tools", "deploy", "verify-aws",
+                                                                      "template.yaml")],
+                               capture_output=True, text=True, env=env(), timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    resources = json.loads(completed.stdout)["Resources"]
+    functions = sorted(name for name, r in resources.items() if r["Type"] == "AWS::Lambda::Function")
+    assert len(functions) == 6
+    groups = {json.dumps(r["Properties"]["LogGroupName"]): r for r in resources.values()
+              if r["Type"] == "AWS::Logs::LogGroup"}
+    for function in functions:
+        group = groups[json.dumps({"Fn::Sub": "/aws/lambda/${%s}" % function})]
+        assert group["Properties"]["RetentionInDays"] >= 1 and group["DeletionPolicy"] == "Delete"

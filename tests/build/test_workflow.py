@@ -70,18 +70,27 @@ def test_release_files_checked_before_use():
 
 
 def test_release_workflow_runs_the_release_in_order():
-    """A tag starts it; credentials come from an OIDC role (no access keys); the smoke invoke runs in one
-    region between publishing there and publishing everywhere; the files are attested and attached
-    with the release notes; the wheel goes to PyPI by trusted publishing."""
+    """A tag starts it; credentials come from an OIDC role (no access keys); every region staged private,
+    the smoke invoke, then public read and latest, then the check of each region; the files are attested
+    and attached with the release notes; the wheel goes to PyPI by trusted publishing; GovCloud and
+    China are the same steps in jobs behind repository variables."""
     text = open(WORKFLOW).read()
     assert re.search(r"^on:\n  push:\n    tags: \[\"v\*\.\*\.\*\"\]", text, re.MULTILINE)
     assert "role-to-assume:" in text and "aws-access-key-id" not in text and "secrets." not in text
     jobs = text[text.index("\njobs:"):]
     order = [jobs.index(marker) for marker in (
-        "make test", "make release", 'make publish REGIONS="$SMOKE_REGION"', "tools/release/smoke.py",
-        "make publish REGIONS=all FLAVOR=all PUBLIC=1", "actions/attest-build-provenance",
-        "tools/release/layers_table.py build/release/layers.json --notes", "gh release create")]
+        "make test", "make release", "sha256sum -c SHA256SUMS", "make publish REGIONS=all FLAVOR=all STEP=stage",
+        "make smoke-release", "make publish REGIONS=all FLAVOR=all PUBLIC=1 STEP=promote",
+        "make publish REGIONS=all FLAVOR=all PUBLIC=1 STEP=check", "actions/attest-build-provenance",
+        "tools/release/layers_table.py build/release/layers-*.json --notes", "gh release create")]
     assert order == sorted(order)
+    steps = jobs_steps()
+    for job, partition, variable in (("layers-govcloud", "aws-us-gov", "AWS_GOVCLOUD_RELEASE_ROLE_ARN"),
+                                     ("layers-china", "aws-cn", "AWS_CHINA_RELEASE_ROLE_ARN")):
+        assert "if: vars.%s != ''" % variable in steps[job] and "PARTITION: %s" % partition in steps[job]
+        for line in steps["layers"].splitlines():
+            if line.strip().startswith(("run: make publish", "run: make smoke-release", "run: cd build/release")):
+                assert line in steps[job].splitlines(), (job, line)
     pypi = text[text.index("  pypi:"):]
     assert "id-token: write" in pypi and "pypa/gh-action-pypi-publish" in pypi
 

@@ -643,3 +643,33 @@ def test_none_inputs_raise_what_stock_raises(site):
     assert stock["get_data"] == stock["load_data"] == "DataNotFoundError"
     assert stock["list_api_versions"] == stock["determine_latest_version"] == "DataNotFoundError"
     assert activated(site, NONE_INPUTS, ON) == stock
+
+
+# A search-path entry that is a *file* named as the service: stock's _potential_locations(...,
+# is_dir=True) yields it (its must_exist check falls back to os.path.exists) and os.listdir raises
+# NotADirectoryError; in the build's data folder the same for its top-level files.
+FILE_AS_SERVICE = """
+import os, botocore.session
+data_path = os.environ["AWS_DATA_PATH"]
+with open(os.path.join(data_path, "myservice"), "w") as handle:
+    handle.write("{}")
+loader = botocore.session.get_session().get_component("data_loader")
+out = {}
+for service in ("myservice", "endpoints.json", "_retry.json"):
+    for label, call in (("list_api_versions", loader.list_api_versions),
+                        ("determine_latest_version", loader.determine_latest_version)):
+        try:
+            out[label + " " + service] = repr(call(service, "service-2"))
+        except Exception as error:
+            out[label + " " + service] = type(error).__name__
+"""
+
+
+def test_a_file_named_as_a_service_raises_what_stock_raises(site, tmp_path):
+    """A file where a service folder would be (in AWS_DATA_PATH, or a top-level file of the build's
+    data folder) makes list_api_versions / determine_latest_version raise NotADirectoryError, as
+    stock does, not DataNotFoundError."""
+    env = {"AWS_DATA_PATH": str(tmp_path)}
+    stock = activated(site, FILE_AS_SERVICE, dict(OPT_OUT, **env))
+    assert set(stock.values()) == {"NotADirectoryError"}
+    assert activated(site, FILE_AS_SERVICE, dict(ON, **env)) == stock

@@ -17,9 +17,15 @@ your own path (NAT gateway, VPC endpoint, none) does to a pooled connection.  St
 4. invocations, all functions in each round: one warm-up (not counted), ``STEADY`` rounds
    ``SHORT_GAP_S`` apart, then ``GAPS`` rounds each after an idle ``GAP_S`` (> 350 s).  Each
    invocation: the function's own timing of its put(s), botocore's retries of them, errors;
-5. the layer's EMF records (NewConnections by reason, StaleReuses) from CloudWatch Logs;
+5. the layer's EMF records (NewConnections by reason, StaleReuses) from CloudWatch Logs, and per
+   service (DynamoDB, STS) whether its endpoint offered TLS tickets, their lifetime hint, and
+   whether the layer's connection replaced after each gap resumed its TLS session (tls_probe.py);
 6. the demo's table per handler, and build/verify-aws.json;
-7. the stack deleted (CloudFormation DeleteStack, waited for), also on Ctrl-C, SIGTERM or a failure.
+7. the stack deleted (CloudFormation DeleteStack, waited for), also on Ctrl-C, SIGTERM or a failure:
+   with it the functions' log groups (the template declares them, 1-day retention: Lambda would
+   otherwise create ``/aws/lambda/<fn>`` itself, outside the stack, and it would outlive it), then
+   every object ``sam deploy`` uploaded (code, layer, template: under the stack's name as S3 prefix,
+   in ``--s3-bucket`` or SAM's managed bucket), every version of each.
 """
 
 import argparse
@@ -41,6 +47,7 @@ from lab.experiments.demo.report import markdown  # noqa: E402  (the demo's own 
 from lab.standin.driver import percentile  # noqa: E402
 STACK_DIR = os.path.join(REPO, "tools", "deploy", "verify-aws")
 EXAMPLE = os.path.join(REPO, "examples", "put_item", "app.py")
+RUNTIME_SDK_DIR = os.path.join(REPO, "lab", "runtime-sdk")  # the runtime releases the hook flavor knows
 # label, template logical id prefix: the demo's configurations (the layer switched off is left out).
 CONFIGS = (("no layer", "NoLayer"), ("no layer, BOTOCORE_TCP_KEEPALIVE=true", "AwsSwitch"), ("layer on", "LayerOn"))
 HANDLERS = (("One", "handler", "1 put"), ("Ten", "handler_ten", "10 puts"))
@@ -106,6 +113,7 @@ def deploy(sam, template, stack, region, parameters, bucket=None, environ=None):
     """sam deploy; the artifacts go to ``bucket``, or to the bucket SAM manages (--resolve-s3)."""
     where = ["--s3-bucket", bucket] if bucket else ["--resolve-s3"]
     command = [sam, "deploy", "--template-file", template, "--stack-name", stack, "--region", region] + where + \
+              ["--s3-prefix", stack] + \
               ["--capabilities", "CAPABILITY_IAM", "--no-confirm-changeset",
                "--no-fail-on-empty-changeset", "--parameter-overrides"] + \
               ["%s=%s" % item for item in sorted(parameters.items())]
@@ -133,6 +141,39 @@ def teardown(cloudformation, stack, out=sys.stderr):
         return False
 
 
+# The stack `sam deploy --resolve-s3` makes once per account and region, and its bucket's output.
+SAM_MANAGED_STACK = "aws-sam-cli-managed-default"
+
+
+def artifacts_bucket(cloudformation, bucket):
+    """The bucket sam deploy uploaded to: ``bucket``, else SAM's managed one (None if it has none)."""
+    if bucket:
+        return bucket
+    try:
+        (managed,) = cloudformation.describe_stacks(StackName=SAM_MANAGED_STACK)["Stacks"]
+    except Exception:  # no managed stack: nothing was uploaded there
+        return None
+    return {o["OutputKey"]: o["OutputValue"] for o in managed.get("Outputs", [])}.get("SourceBucket")
+
+
+def remove_artifacts(s3, bucket, stack, out=sys.stderr):
+    """Delete every version of every object under ``<stack>/`` in ``bucket``; returns how many. Never
+    raises (it runs in finally): what cannot be deleted is said."""
+    removed = 0
+    try:
+        pages = s3.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=stack + "/")
+        for page in pages:
+            doomed = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                      for v in page.get("Versions", []) + page.get("DeleteMarkers", [])]
+            if doomed:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": doomed, "Quiet": True})
+                removed += len(doomed)
+        print("deleted %d uploaded artifact(s) under s3://%s/%s/" % (removed, bucket, stack), file=out)
+    except Exception as error:  # the user must hear that something may be left behind
+        print("could not delete s3://%s/%s/ (%s): delete it by hand" % (bucket, stack, error), file=out)
+    return removed
+
+
 def invoke(lambda_client, function):
     """One invocation: {'ok', 'put_ms', 'retries', 'client_ms', 'error'}."""
     started = time.perf_counter()
@@ -143,7 +184,30 @@ def invoke(lambda_client, function):
         return {"ok": False, "put_ms": None, "retries": 0, "client_ms": client_ms, "error": payload}
     puts = payload["put_ms"] if isinstance(payload["put_ms"], list) else [payload["put_ms"]]
     return {"ok": True, "put_ms": sum(puts), "retries": payload.get("retries", 0), "client_ms": client_ms,
-            "error": None}
+            "error": None, "sdk": payload.get("sdk"), "tls": payload.get("tls")}
+
+
+def tls_summary(calls):
+    """Per service, from one function's calls (tls_probe.py): whether the endpoint sent TLS tickets,
+    their lifetime hints, and how many gap-phase calls found their connection resumed."""
+    summary = {}
+    for phase in ("steady", "gaps"):
+        for call in calls.get(phase, []):
+            for service, connections in (call.get("tls") or {}).items():
+                if not isinstance(connections, list):
+                    continue
+                entry = summary.setdefault(service, {"tickets": False, "lifetime_hints_s": [],
+                                                     "versions": [], "gaps_resumed": 0, "gaps": 0})
+                for connection in connections:
+                    entry["tickets"] = entry["tickets"] or connection["ticket"]
+                    for key, value in (("lifetime_hints_s", connection["lifetime_hint_s"]),
+                                       ("versions", connection["version"])):
+                        if value is not None and value not in entry[key]:
+                            entry[key].append(value)
+                if phase == "gaps" and connections:
+                    entry["gaps"] += 1
+                    entry["gaps_resumed"] += any(connection["resumed"] for connection in connections)
+    return summary
 
 
 def schedule(lambda_client, functions, steady, short_gap_s, gaps, gap_s, sleep=time.sleep, out=sys.stderr):
@@ -202,6 +266,33 @@ def table_rows(records, names):
                                                     [sum(call["retries"] for call in calls),
                                                      sum(1 for call in calls if not call["ok"])])
     return rows
+
+
+def sdk_lines(records, names, runtime_sdk_dir=RUNTIME_SDK_DIR):
+    """What each configuration's function imported (the runtime's SDK without the layer, the layer's with
+    it) and the Python build, then one line on the hook flavor: whether it knows the runtime's botocore
+    (lab/runtime-sdk/<version>.txt) and, if not, the commands that add it."""
+    lines, runtime = [], None
+    for label, prefix in CONFIGS:
+        sdk = next((call["sdk"] for suffix, _, _ in HANDLERS for phase in ("steady", "gaps")
+                    for call in records.get(names.get(prefix + suffix), {}).get(phase, []) if call.get("sdk")), None)
+        if not sdk:
+            continue
+        lines.append("%s: %s, Python %s; boto3 %s, botocore %s (%s), urllib3 %s, awslambdaric %s" % (
+            label, sdk.get("runtime"), sdk.get("python"), sdk.get("boto3"), sdk.get("botocore"),
+            sdk.get("botocore_file"), sdk.get("urllib3"), sdk.get("awslambdaric")))
+        if prefix == "NoLayer":
+            runtime = sdk
+    # lab/runtime-sdk/<boto3 version>.txt pins boto3 and botocore at that one number (mk/lock.mk).
+    if runtime and runtime.get("boto3") and os.path.exists(os.path.join(runtime_sdk_dir, runtime["boto3"] + ".txt")):
+        lines.append("hook flavor: knows this runtime's boto3/botocore %s (lab/runtime-sdk/%s.txt): prepared "
+                     "client creation" % (runtime["boto3"], runtime["boto3"]))
+    elif runtime and runtime.get("boto3"):
+        lines.append("hook flavor: does not know this runtime's boto3 %s / botocore %s (stock client creation); "
+                     "to add it: make lock-runtime-sdk RUNTIME_BOTO3=%s, commit lab/runtime-sdk/%s.txt (make layer "
+                     "FLAVOR=hook then prepares it)" % (runtime["boto3"], runtime["botocore"], runtime["boto3"],
+                                                          runtime["boto3"]))
+    return lines
 
 
 HEADER = ("configuration", "phase", "calls", "p50 ms", "p95 ms", "p99 ms", "max ms", "retries", "failed")
@@ -263,17 +354,25 @@ def run(session, args):
         emf = {prefix + suffix: emf_counts(logs, names[prefix + suffix], started_ms)
                for _, prefix in CONFIGS if prefix == "LayerOn" for suffix, _, _ in HANDLERS}
         rows = table_rows(records, names)
+        sdk = sdk_lines(records, names)
+        print("\nthe SDK each function imported:\n" + "\n".join(sdk))
         for suffix, handler, what in HANDLERS:
             print("\napp.%s (%s per invocation; ms = the function's own timing of its %s)\n" % (handler, what, what))
             print(markdown(rows.get(handler, []), header=HEADER))
             counts = emf["LayerOn" + suffix]
             print("\nlayer on, EMF: new connections by reason %s, stale reuses %d"
                   % (json.dumps(counts["NewConnections"], sort_keys=True), counts["StaleReuses"]))
+            for service, tls in sorted(tls_summary(records[names["LayerOn" + suffix]]).items()):
+                print("layer on, TLS to %s: %s, tickets %s, lifetime hint %s s, connection after a gap resumed "
+                      "in %d of %d calls" % (service, "/".join(tls["versions"]) or "?",
+                                             "offered" if tls["tickets"] else "not offered",
+                                             "/".join(str(v) for v in tls["lifetime_hints_s"]) or "-",
+                                             tls["gaps_resumed"], tls["gaps"]))
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as out:
             json.dump({"region": args.region, "memory_mb": args.memory_mb, "vpc": args.vpc, "gap_s": args.gap_s,
                        "records": {key: records[names[key]] for key in names if names[key] in records},
-                       "rows": rows, "emf": emf}, out, indent=2, default=str)
+                       "rows": rows, "emf": emf, "sdk": sdk}, out, indent=2, default=str)
             out.write("\n")
         print("\nwrote %s" % args.json, file=sys.stderr)
         return 0
@@ -285,6 +384,9 @@ def run(session, args):
         return 2
     finally:
         teardown(cloudformation, stack)
+        bucket = artifacts_bucket(cloudformation, args.s3_bucket)
+        if bucket:
+            remove_artifacts(session.client("s3"), bucket, stack)
 
 
 if __name__ == "__main__":

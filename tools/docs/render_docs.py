@@ -41,8 +41,10 @@ SOURCES = {
     "demo": ("demo.json", "make demo"),  # its plot, build/demo.png, goes to docs/ with it (PLOTS)
     "startup": ("startup.json", "make bench"),
     "bench-connect": ("bench-connect.json", "make bench-connect"),
+    "bench-tls-resume": ("bench-tls-resume.json", "make bench-tls-resume"),
     "bench-reuse": ("bench-reuse.json", "make bench-reuse"),
     "coldstart": ("coldstart.json", "make coldstart"),
+    "coldstart-unknown": ("coldstart-unknown.json", "make coldstart-unknown"),
     "coldstart-parts": ("coldstart-parts.json", "make coldstart-parts"),
     "bench-client": ("bench-client.json", "make bench-client"),
     "layer": ("layer.json", "make layer"),
@@ -86,7 +88,25 @@ def _full_cpu_throughput(data):
     return "a full-CPU run (MEMORY_MB=0)" if not data.get("memory_mb") else None
 
 
-NOT_TAKEN = {"layer": _trimmed, "soak": _aio_soak, "bench-throughput": _full_cpu_throughput}
+def _runtime_release(data):
+    return next(row["botocore"] for row in data["rows"] if row["variant"] == "runtime_copy")
+
+
+# make coldstart measures a runtime release the hook flavor knows, make coldstart-unknown one it does
+# not (hook_prepared: the releases the measured hook zip prepares; older files do not say).
+def _unknown_release(data):
+    known = data.get("hook_prepared")
+    return ("a run whose runtime copy is a release the hook flavor does not know (make coldstart-unknown)"
+            if known is not None and _runtime_release(data) not in known else None)
+
+
+def _known_release(data):
+    return ("a run whose runtime copy is a release the hook flavor knows (make coldstart)"
+            if _runtime_release(data) in data.get("hook_prepared", [_runtime_release(data)]) else None)
+
+
+NOT_TAKEN = {"layer": _trimmed, "soak": _aio_soak, "bench-throughput": _full_cpu_throughput,
+             "coldstart": _unknown_release, "coldstart-unknown": _known_release}
 
 
 def take(build_dir, data_dir=DATA):
@@ -199,6 +219,20 @@ def view_connect(data):
             third)
 
 
+def view_tls_resume(data):
+    """docs/trust.md, README: the replacement handshake, full vs TLS session resumed (resume.py)."""
+    bench = data["bench-tls-resume"]
+    rows = [(row["tls"].replace("TLSv", "TLS "), row["memory_mb"],
+             "%.2f / %.2f ms" % (row["full_cpu_ms"], row["resumed_cpu_ms"]), "**%.2f**" % row["cpu_x"],
+             "%.1f / %.1f ms" % (row["full_wall_ms"], row["resumed_wall_ms"]), "%.2f" % row["wall_x"],
+             "%d / %d" % (row["resumed_resumed"], bench["connections"])) for row in bench["rows"]]
+    return ("Median new connection (`connect()`: TCP + TLS to the verdict) of a client whose server "
+            "presents a %d-certificate RSA-2048 chain, full and resumed alternating in one process "
+            "(%s):\n\n" % (bench["chain_certificates"], bench["openssl"]) +
+            table(("server", "memory MB", "client CPU full / resumed", "CPU resumed / full",
+                   "wall full / resumed", "wall resumed / full", "handshakes resumed"), rows))
+
+
 def view_reuse(data):
     """docs/diagnostics.md: what stale-reuse detection adds to a request on a reused connection."""
     reuse = data["bench-reuse"]
@@ -210,9 +244,10 @@ def view_reuse(data):
 COLDSTART_LABELS = {"runtime_copy": "runtime copy", "layer": "full layer, on", "hook_layer": "hook flavor, on"}
 
 
-def coldstart_rows(data):
-    """{(memory MB, column): row} of the first CPython in coldstart.json (3.12 by default)."""
-    rows = data["coldstart"]["rows"]
+def coldstart_rows(data, name="coldstart"):
+    """{(memory MB, column): row} of the first CPython in coldstart.json (3.12 by default), or in
+    ``name``'s file."""
+    rows = data[name]["rows"]
     python = rows[0]["python"]
     return {(row["memory_mb"], row["variant"]): row for row in rows if row["python"] == python}
 
@@ -373,20 +408,52 @@ def view_sizes(data):
     return table(("build", "zipped", "unzipped", "files"), rows)
 
 
+def effect(row):
+    ratio = row["total_over_runtime"]
+    if round(ratio, 2) == 1.0:
+        return "1.00× (the same)"
+    return "%.2f× (%s %.0f %%)" % (ratio, "saves" if ratio < 1 else "costs", abs(1 - ratio) * 100)
+
+
+def hook_coverage(data):
+    """'0.74× ... on the runtime releases it knows (botocore a, b), 0.98× ... on any other (c measured)':
+    the hook flavor's effect with the runtime copy at a release it prepares (make coldstart) and at one
+    it does not (make coldstart-unknown, whose hook zip's list names the known ones)."""
+    known = coldstart_rows(data)[128, "hook_layer"]
+    unknown_rows = coldstart_rows(data, "coldstart-unknown")
+    unknown = unknown_rows[128, "hook_layer"]
+    return ("%s on the runtime releases it knows (botocore %s), %s on any other (measured with %s)" % (
+        effect(known), ", ".join(data["coldstart-unknown"]["hook_prepared"]), effect(unknown),
+        unknown_rows[128, "runtime_copy"]["botocore"]))
+
+
 def coldstart_line(data):
     """The headline's cold-start row: what attaching the layer saves (or costs) at 128 MB."""
     by = coldstart_rows(data)
-    runtime, full, hook = by[128, "runtime_copy"], by[128, "layer"], by[128, "hook_layer"]
-
-    def effect(row):
-        ratio = row["total_over_runtime"]
-        if round(ratio, 2) == 1.0:
-            return "1.00× (the same)"
-        return "%.2f× (%s %.0f %%)" % (ratio, "saves" if ratio < 1 else "costs", abs(1 - ratio) * 100)
-
+    runtime, full = by[128, "runtime_copy"], by[128, "layer"]
     return ("cold start to the first HTTPS response at 128 MB's CPU share, page cache cold (median, "
             "CPython %s)" % runtime["python"], "%.0f ms" % runtime["total_ms"],
-            "full layer %s, hook flavor %s" % (effect(full), effect(hook)), "`make coldstart`")
+            "full layer %s; hook flavor %s" % (effect(full), hook_coverage(data)),
+            "`make coldstart`, `make coldstart-unknown`")
+
+
+def view_coldstart_unknown(data):
+    """docs/coldstart.md: the same cold start with the runtime copy at a release the hook flavor has no
+    prepared data for, beside the known release's run."""
+    unknown = coldstart_rows(data, "coldstart-unknown")
+    known = coldstart_rows(data)
+    rows = []
+    for label, by in (("known", known), ("unknown", unknown)):
+        runtime = by[128, "runtime_copy"]
+        for variant in ("runtime_copy", "hook_layer", "layer"):
+            row = by[128, variant]
+            rows.append((label, runtime["botocore"], COLDSTART_LABELS[variant], row["botocore"],
+                         "%.0f" % row["client_ms"], "**%.0f** [%.0f]" % (row["total_ms"], row["total_min_ms"]),
+                         "**%.2f** / %.2f" % (row["total_over_runtime"], row["cpu_over_runtime"])))
+    return table(("runtime release", "runtime botocore", "column", "botocore", "client ms", "total ms [min]",
+                  "x rt: median / CPU"), rows) + (
+        "\n\nThe hook flavor prepares botocore %s (`lab/runtime-sdk/*.txt`); at 128 MB, CPython %s." % (
+            ", ".join(data["coldstart-unknown"]["hook_prepared"]), unknown[128, "runtime_copy"]["python"]))
 def view_aio(data):
     """docs/async.md: what patching aiobotocore costs once, and per request."""
     rows = data["bench-aio"]["rows"]
@@ -432,6 +499,15 @@ def view_wheel(data):
         wheel["wheel"], wheel["sha256"], wheel["size"])
 
 
+def resumed_or_not(demo):
+    """", TLS session resumed (full handshake: X ms)" when the demo ran the no-packet gap phase with
+    TLS session resumption on and off (lab/experiments/demo/run.py NO_PACKETS_FULL); else ""."""
+    full = demo.get(("layer on, no packet leaves the frozen env, TLS resume off", "gaps"))
+    if full is None or full["p50_ms"] is None:
+        return ""
+    return " (TLS session resumed; %.1f ms with resumption off)" % full["p50_ms"]
+
+
 def view_headline(data):
     """README.md, "What it costs and saves": the few numbers a user weighs."""
     startup = data["startup"]["rows"]
@@ -449,7 +525,8 @@ def view_headline(data):
         ("one DynamoDB put after a frozen gap past the NAT timeout, p50 %s" % share, put("no layer", "gaps"),
          put("layer on", "gaps"), "`make demo`"),
         ("the same when no packet leaves the frozen environment", "(as above)",
-         put("layer on, no packet leaves the frozen env", "gaps") + ": one clean handshake", "`make demo`"),
+         put("layer on, no packet leaves the frozen env", "gaps") + ": one clean handshake"
+         + resumed_or_not(demo), "`make demo`"),
         ("one DynamoDB put, steady traffic (1/s), p50 %s" % share, "%.1f ms" % demo["no layer", "steady"]["p50_ms"],
          "%.1f ms" % demo["layer on", "steady"]["p50_ms"], "`make demo`"),
         ("retries in the fault soak (%d s of random gaps, resets, silent drops, restarts; %d puts)"
@@ -484,6 +561,7 @@ VIEWS = {
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
+    "tls-resume": (view_tls_resume, ["bench-tls-resume"]),
     "coldstart": (view_coldstart, ["coldstart"]),
     "coldstart-imports": (view_coldstart_imports, ["coldstart-parts"]),
     "coldstart-saved": (view_coldstart_saved, ["coldstart"]),
@@ -493,8 +571,9 @@ VIEWS = {
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
     "wheel": (view_wheel, ["wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
-    "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "bench-connect", "layer", "layer-hook",
-                                 "wheel"]),
+    "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "coldstart-unknown", "bench-connect",
+                                 "layer", "layer-hook", "wheel"]),
+    "coldstart-unknown": (view_coldstart_unknown, ["coldstart", "coldstart-unknown"]),
 }
 
 

@@ -64,16 +64,19 @@ def notes(table, release_dir, changelog, version):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("layers_json")
+    parser.add_argument("layers_json", nargs="+", help="layers.json files (one per partition), merged")
     parser.add_argument("--notes", metavar="RELEASE_DIR", help="the whole release notes for the zips of this folder")
     parser.add_argument("--changelog", default="CHANGELOG.md")
     parser.add_argument("--version", help="the release's version (default: the one in the zips' folder names)")
     args = parser.parse_args(argv)
-    try:
-        with open(args.layers_json) as handle:
-            table = json.load(handle)
-    except FileNotFoundError:
-        table = {}
+    table = {}
+    for path in args.layers_json:
+        try:
+            with open(path) as handle:
+                for name, arns in json.load(handle).items():
+                    table.setdefault(name, {}).update(arns)
+        except FileNotFoundError:
+            pass
     if not args.notes:
         print(render(table), end="")
         return

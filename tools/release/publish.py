@@ -1,35 +1,37 @@
-"""`make publish`: each release zip into each region, public or not, idempotent, recorded.
+"""`make publish`: each release zip into each region, one version number everywhere, staged, checked.
 
     make publish REGIONS="us-east-1 eu-west-1" FLAVOR=all PUBLIC=1
     make publish REGIONS=all                       # every region of tools/release/regions.json enabled here
 
-For each region (in parallel, one progress line) and each layer (``--layer NAME=ZIP``; the Makefile
-passes the release zips of FLAVOR=full|hook|all):
+First the credentials: STS GetCallerIdentity in the partition's home region.  Rejected credentials
+(InvalidClientTokenId, UnrecognizedClientException, SignatureDoesNotMatch, ExpiredToken...) stop the
+run there, naming the answer, before any region is tried.  Then, for each layer (``--layer NAME=ZIP``;
+the Makefile passes the release zips of FLAVOR=full|hook|all) and each region (in parallel, one
+progress line), three steps (``--step``; all three by default, the release workflow runs them apart
+with the smoke test between the first and the second):
 
-1. the latest version of the layer is looked up; when its ``CodeSha256`` is the zip's (base64 of
-   the sha256, as Lambda reports it), or, for a signed zip whose bytes Signer changed, when the
-   release's SSM parameter records this zip's sha256 and names that version, nothing is published:
-   a rerun after a partial failure only finishes the regions that are missing;
-2. otherwise a new version is published: runtimes, architectures, license and the description
-   from tools/build/layer_info.py (the description is read from the zip, so it names what is inside).
-   The zip goes up inline (Lambda's 50 MB direct-upload limit; no bucket needed), or, with
-   ``--signing-profile``, through S3 and an AWS Signer job (tools/release/signing.py), and the signed
-   object is what gets published;
-3. permission: ``--public`` grants ``lambda:GetLayerVersion`` to principal ``*`` (any account);
-   ``--principal-org o-...`` to the accounts of one organization; neither: private.  Ensured on
-   every run, also on an unchanged version (a region where the grant was missed gets it);
-4. SSM parameters (String, in the publishing account and region): ``<prefix>/<layer>/latest`` and
-   ``<prefix>/<layer>/<release version>`` hold the version's ARN, so a template in this account
-   can say ``{{resolve:ssm:/python-keepalive/aws-python-keepalive/latest}}``.  Parameters are
-   private to their account: other accounts take the ARN from layers.json (docs/attach.md).
+1. **stage** (private): every version of the layer is looked at (tools/release/versions.py): this
+   zip is found by its ``CodeSha256`` (or, signed, by the release's SSM parameter), or the next
+   number is read.  One release is one version number in every region: when the regions disagree,
+   nothing is published and the message says how to align (``--align``: placeholder versions,
+   published and deleted, in the regions behind).  Then the zip is published where it is missing,
+   *without* any grant: runtimes, architectures, license and the description from
+   tools/build/layer_info.py.  The zip goes up inline (Lambda's 50 MB direct-upload limit), or, with
+   ``--signing-profile``, through S3 and an AWS Signer job (tools/release/signing.py).  The
+   per-release SSM parameter ``<prefix>/<layer>/<release version>`` names it.
+2. **promote**: ``--public`` grants ``lambda:GetLayerVersion`` to principal ``*`` (any account),
+   ``--principal-org o-...`` to one organization's accounts, neither: private; ``<prefix>/<layer>/latest``
+   moves to it only when it is the newest version (a re-run of an older release leaves it alone).
+3. **check**: in each region the version has the grant asked for and ``latest`` names it.
 
-``build/release/layers.json`` maps layer -> region -> ARN (merged with what earlier runs wrote).
-Regions: a list, or ``all`` = tools/release/regions.json's list for ``--partition`` (aws, aws-us-gov,
-aws-cn, ...; refreshed by ``--refresh-regions``, tools/release/regions.py).  For ``all``, regions the
-account has not enabled (EC2 DescribeRegions: ``not-opted-in``) are skipped and said; any region
-whose endpoint refuses the credentials as unknown (what an opt-in region not enabled answers) is
-skipped and said too.  Credentials and endpoints come from the usual boto3 chain (AWS_PROFILE,
-AWS_ENDPOINT_URL, ...).  Exit status 1 when any region failed (the others are still recorded).
+A re-run publishes nothing and finishes what a partial run left.  ``build/release/layers.json``
+maps layer -> region -> ARN (merged with what earlier runs wrote).  Regions: a list, or ``all`` =
+tools/release/regions.json's list for ``--partition`` (aws, aws-us-gov, aws-cn, ...).  For ``all``
+only, regions the account has not enabled (EC2 DescribeRegions: ``not-opted-in``, or an endpoint
+refusing the credentials STS just accepted, which is what a disabled opt-in region answers) are
+skipped and listed; a region named explicitly that cannot be published fails the run.  Credentials
+and endpoints come from the usual boto3 chain (AWS_PROFILE, AWS_ENDPOINT_URL, ...).  Exit status 1
+when any region failed (the others are still recorded).
 """
 
 import argparse
@@ -53,18 +55,25 @@ if REPO not in sys.path:
 from tools.build import layer_info  # noqa: E402
 from tools.release import regions as region_list  # noqa: E402
 from tools.release import signing  # noqa: E402
+from tools.release import ssm_params  # noqa: E402
+from tools.release import versions  # noqa: E402
 
 # Statement ids of the two grants (unique per layer version).
 PUBLIC_STATEMENT_ID = "public-get-layer-version"
 ORG_STATEMENT_ID = "organization-get-layer-version"
 # Lambda refuses larger inline uploads.
 MAX_INLINE_ZIP = 50 * 1024 * 1024
-# SSM reserves names whose first level starts with "aws" or "ssm": the layer's name cannot lead.
-SSM_PREFIX = "/python-keepalive"
-# What an endpoint answers for credentials it does not know: an opt-in region that is not enabled.
-NOT_ENABLED_CODES = {"UnrecognizedClientException", "InvalidClientTokenId", "AuthFailure"}
+SSM_PREFIX = ssm_params.PREFIX
+# What an endpoint answers for credentials it does not know (also what an opt-in region that is not
+# enabled answers, hence: skipped under REGIONS=all once STS accepted the same credentials).
+REFUSED_CODES = {"UnrecognizedClientException", "InvalidClientTokenId", "AuthFailure", "SignatureDoesNotMatch",
+                 "ExpiredToken", "ExpiredTokenException", "InvalidAccessKeyId"}
 CLIENT_CONFIG = botocore.config.Config(retries={"mode": "standard", "max_attempts": 8},
                                        connect_timeout=10, read_timeout=300)
+# The credentials probe: an answer that will not change is not retried (rejected credentials fail
+# the run in seconds, not after the standard mode's back-off).
+PROBE_CONFIG = botocore.config.Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout=5,
+                                      read_timeout=15)
 
 
 class Layer:
@@ -97,46 +106,8 @@ def parse_layers(values):
     return layers
 
 
-def ssm_names(prefix, layer):
-    """The latest and the per-release parameter names of one layer."""
-    return "%s/%s/latest" % (prefix, layer.name), "%s/%s/%s" % (prefix, layer.name, layer.version)
-
-
-def latest_version(client, name):
-    """The newest version of layer ``name`` (get_layer_version's answer), or None."""
-    try:
-        versions = client.list_layer_versions(LayerName=name)["LayerVersions"]
-    except client.exceptions.ResourceNotFoundException:
-        return None
-    if not versions:
-        return None
-    newest = max(versions, key=lambda version: version["Version"])
-    return client.get_layer_version(LayerName=name, VersionNumber=newest["Version"])
-
-
-def _parameter(ssm, name):
-    """(value, description) of an SSM parameter, or (None, None)."""
-    try:
-        value = ssm.get_parameter(Name=name)["Parameter"]["Value"]
-    except ssm.exceptions.ParameterNotFound:
-        return None, None
-    described = ssm.describe_parameters(ParameterFilters=[{"Key": "Name", "Values": [name]}])["Parameters"]
-    return value, (described[0].get("Description", "") if described else "")
-
-
-def parameter_description(layer):
-    return "sha256=%s %s" % (layer.sha256, os.path.basename(layer.path))
-
-
-def already_published(latest, layer, ssm, prefix):
-    """Whether ``latest`` (a get_layer_version answer) is this zip: same CodeSha256, or (signed) the
-    release parameter records this zip's sha256 and names that very version."""
-    if latest is None:
-        return False
-    if latest["Content"].get("CodeSha256") == layer.code_sha256:
-        return True
-    value, description = _parameter(ssm, ssm_names(prefix, layer)[1])
-    return value == latest["LayerVersionArn"] and description == parameter_description(layer)
+def arn_of(client, name, number):
+    return client.get_layer_version(LayerName=name, VersionNumber=number)["LayerVersionArn"]
 
 
 def ensure_permission(client, name, version, public, organization):
@@ -144,12 +115,7 @@ def ensure_permission(client, name, version, public, organization):
     if not public and not organization:
         return "private"
     statement_id = PUBLIC_STATEMENT_ID if public else ORG_STATEMENT_ID
-    try:
-        policy = json.loads(client.get_layer_version_policy(LayerName=name, VersionNumber=version)["Policy"])
-        present = {statement.get("Sid") for statement in policy.get("Statement", [])}
-    except client.exceptions.ResourceNotFoundException:
-        present = set()
-    if statement_id not in present:
+    if statement_id not in granted(client, name, version):
         grant = dict(LayerName=name, VersionNumber=version, StatementId=statement_id,
                      Action="lambda:GetLayerVersion", Principal="*")
         if not public:
@@ -158,12 +124,13 @@ def ensure_permission(client, name, version, public, organization):
     return "public" if public else "organization %s" % organization
 
 
-def ensure_parameters(ssm, layer, arn, prefix):
-    """Both parameters hold ``arn`` (written only when they do not already)."""
-    description = parameter_description(layer)
-    for name in ssm_names(prefix, layer):
-        if _parameter(ssm, name) != (arn, description):
-            ssm.put_parameter(Name=name, Value=arn, Type="String", Overwrite=True, Description=description)
+def granted(client, name, version):
+    """The statement ids of a layer version's policy."""
+    try:
+        policy = json.loads(client.get_layer_version_policy(LayerName=name, VersionNumber=version)["Policy"])
+    except client.exceptions.ResourceNotFoundException:
+        return set()
+    return {statement.get("Sid") for statement in policy.get("Statement", [])}
 
 
 def content_for(layer, region, session, signer_options):
@@ -178,17 +145,32 @@ def content_for(layer, region, session, signer_options):
     return {"S3Bucket": signed["bucketName"], "S3Key": signed["key"]}
 
 
-def publish_region(region, layers, options):
-    """Publish (or find) every layer in ``region``; returns [(layer name, status, ARN or message)]."""
+def clients(region):
     session = boto3.session.Session()
-    client = session.client("lambda", region_name=region, config=CLIENT_CONFIG)
-    ssm = session.client("ssm", region_name=region, config=CLIENT_CONFIG)
+    return (session, session.client("lambda", region_name=region, config=CLIENT_CONFIG),
+            session.client("ssm", region_name=region, config=CLIENT_CONFIG))
+
+
+def find_region(region, layers, options):
+    """{layer name: (this zip's version or None, the highest version)} in one region."""
+    _, client, ssm = clients(region)
+    return {layer.name: versions.find(client, ssm, layer, options["ssm_prefix"]) for layer in layers}
+
+
+def stage_region(region, layers, plans, found, options):
+    """Step 1, private: the zip becomes version ``plans[name].number`` (published, after placeholders
+    when aligning, or found); the per-release SSM parameter names it. No grant, no `latest`.
+    Returns [(layer name, 'published'|'unchanged', ARN)]."""
+    session, client, ssm = clients(region)
     results = []
     for layer in layers:
-        latest = latest_version(client, layer.name)
-        if already_published(latest, layer, ssm, options["ssm_prefix"]):
-            arn, version, status = latest["LayerVersionArn"], latest["Version"], "unchanged"
+        existing, _ = found[layer.name]
+        number = plans[layer.name].number
+        if existing:
+            arn, status = arn_of(client, layer.name, existing), "unchanged"
         else:
+            if options.get("align") and region in plans[layer.name].behind:
+                versions.align(client, layer.name, plans[layer.name].behind[region])
             response = client.publish_layer_version(
                 LayerName=layer.name,
                 Description=layer.description,
@@ -197,26 +179,107 @@ def publish_region(region, layers, options):
                 CompatibleArchitectures=list(layer_info.ARCHITECTURES),
                 LicenseInfo=layer_info.LICENSE,
             )
-            arn, version, status = response["LayerVersionArn"], response["Version"], "published"
+            arn, status = response["LayerVersionArn"], "published"
+            if response["Version"] != number:
+                # A deleted newest version spent a number list_layer_versions no longer shows.
+                raise RuntimeError("%s is version %d here, not %d as in the other regions: align by hand "
+                                   "(docs/release.md) before making it public" % (arn, response["Version"], number))
         expected = region_list.layer_arn_prefix(options["partition"], region)
         if not arn.startswith(expected):
             raise RuntimeError("%s: %s is not a %s ARN (%s...)" % (region, arn, options["partition"], expected))
-        ensure_permission(client, layer.name, version, options["public"], options["organization"])
-        ensure_parameters(ssm, layer, arn, options["ssm_prefix"])
+        ssm_params.ensure(ssm, layer, ssm_params.names(options["ssm_prefix"], layer)[1], arn)
         results.append((layer.name, status, arn))
     return results
 
 
-def not_enabled(error):
-    return isinstance(error, botocore.exceptions.ClientError) and \
-        error.response.get("Error", {}).get("Code") in NOT_ENABLED_CODES
+def staged(region, layers, options):
+    """[(layer, ssm client, lambda client, its version, the highest version, ARN)] of staged zips in one
+    region; RuntimeError when a zip is not published there."""
+    _, client, ssm = clients(region)
+    found = []
+    for layer in layers:
+        number, highest = versions.find(client, ssm, layer, options["ssm_prefix"])
+        if not number:
+            raise RuntimeError("%s: this zip is not published here (the stage step did not run, or failed)"
+                               % layer.name)
+        found.append((layer, ssm, client, number, highest, arn_of(client, layer.name, number)))
+    return found
+
+
+def promote_region(region, layers, options):
+    """Step 2, after the smoke: the grant (PUBLIC / PRINCIPAL_ORG) and `latest`, which moves only to
+    the newest version (a re-run of an older release leaves it alone). The zip must be staged.
+    Returns [(layer name, what was done, ARN)]."""
+    results = []
+    for layer, ssm, client, number, highest, arn in staged(region, layers, options):
+        access = ensure_permission(client, layer.name, number, options["public"], options["organization"])
+        if number == highest:
+            ssm_params.ensure(ssm, layer, ssm_params.names(options["ssm_prefix"], layer)[0], arn)
+            done = "%s, latest" % access
+        else:
+            done = "%s, latest left at version %d (this is an older release)" % (access, highest)
+        results.append((layer.name, done, arn))
+    return results
+
+
+def check_region(region, layers, options):
+    """Step 3, after the fan-out: the version has the grant asked for and `latest` names it (unless a
+    newer version exists). Returns [(layer name, 'checked', ARN)]; a RuntimeError says what is wrong."""
+    results = []
+    for layer, ssm, client, number, highest, arn in staged(region, layers, options):
+        wanted = PUBLIC_STATEMENT_ID if options["public"] else ORG_STATEMENT_ID if options["organization"] else None
+        if wanted and wanted not in granted(client, layer.name, number):
+            raise RuntimeError("%s has no %s grant" % (arn, wanted))
+        latest, _ = ssm_params.get(ssm, ssm_params.names(options["ssm_prefix"], layer)[0])
+        if number == highest and latest != arn:
+            raise RuntimeError("%s: latest names %s, not %s" % (layer.name, latest, arn))
+        results.append((layer.name, "checked", arn))
+    return results
+
+
+def publish_region(region, layers, options):
+    """Stage and promote every layer in one region alone (the number is this region's own next)."""
+    found = find_region(region, layers, options)
+    plans = {layer.name: versions.Plan(layer.name, {region: found[layer.name]}) for layer in layers}
+    results = stage_region(region, layers, plans, found, options)
+    promote_region(region, layers, options)
+    return results
+
+
+def refused(error):
+    """The error code when ``error`` is an endpoint refusing the credentials, else None."""
+    if isinstance(error, botocore.exceptions.ClientError):
+        code = error.response.get("Error", {}).get("Code")
+        return code if code in REFUSED_CODES else None
+    return None
+
+
+def prove_credentials(partition, regions):
+    """The account id, from STS in the partition's home region (or the first region): rejected
+    credentials stop the run here, naming the cause, before any region is tried (a few seconds: no
+    retries for an answer that will not change)."""
+    region = region_list.HOME_REGIONS.get(partition) or regions[0]
+    sts = boto3.session.Session().client("sts", region_name=region, config=PROBE_CONFIG)
+    try:
+        return sts.get_caller_identity()["Account"]
+    except botocore.exceptions.NoCredentialsError:
+        raise SystemExit("publish: no AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID..., or a role): "
+                         "nothing was published") from None
+    except botocore.exceptions.ClientError as error:
+        answer = error.response.get("Error", {})
+        raise SystemExit("publish: the credentials were refused by STS in %s (%s: %s): nothing was published. "
+                         "Check AWS_PROFILE / AWS_ACCESS_KEY_ID / the role, and that they are for partition %s"
+                         % (region, answer.get("Code"), answer.get("Message"), partition)) from None
+    except botocore.exceptions.BotoCoreError as error:
+        raise SystemExit("publish: cannot reach STS in %s (%s): nothing was published" % (region, error)) from None
 
 
 class Progress:
     """One line on a terminal, rewritten as regions finish; one line per region otherwise."""
 
-    def __init__(self, total, stream=sys.stderr):
+    def __init__(self, total, stream=sys.stderr, step=""):
         self.total = total
+        self.step = step
         self.done = 0
         self.counts = {}
         self.stream = stream
@@ -229,8 +292,9 @@ class Progress:
             self.done += 1
             self.counts[state] = self.counts.get(state, 0) + 1
             summary = ", ".join("%d %s" % (count, name) for name, count in sorted(self.counts.items()))
-            line = "[%d/%d regions, %.0f s] %s: %s (%s)" % (self.done, self.total, time.monotonic() - self.started,
-                                                            region, state, summary)
+            line = "[%s%d/%d regions, %.0f s] %s: %s (%s)" % (self.step + " " if self.step else "", self.done,
+                                                              self.total, time.monotonic() - self.started,
+                                                              region, state, summary)
             if self.tty:
                 self.stream.write("\r\033[K" + line + ("\n" if self.done == self.total else ""))
             else:
@@ -238,20 +302,28 @@ class Progress:
             self.stream.flush()
 
 
-def run(layers, regions, options, jobs=16, stream=sys.stderr):
-    """Publish into every region in parallel; returns {region: ('done', results) | ('skipped'|'failed', msg)}."""
+def in_parallel(step, regions, work, options, jobs, stream):
+    """``work(region)`` for every region at once; {region: ('done', results) | ('skipped'|'failed', message)}.
+    A region refusing the credentials (after STS accepted them) is skipped when ``options['all']``
+    (an opt-in region this account has not enabled), failed when it was named."""
     outcome = {}
-    progress = Progress(len(regions), stream)
+    progress = Progress(len(regions), stream, step)
 
     def one(region):
         try:
-            results = publish_region(region, layers, options)
-            state = "published" if any(status == "published" for _, status, _ in results) else "unchanged"
+            results = work(region)
             outcome[region] = ("done", results)
+            state = "published" if isinstance(results, list) and any(
+                result[1] == "published" for result in results) else "done"
         except Exception as error:  # one region's failure must not stop the others
-            if not_enabled(error):
-                outcome[region] = ("skipped", "not enabled in this account (%s)" % error.response["Error"]["Code"])
+            code = refused(error)
+            if code and options.get("all"):
+                outcome[region] = ("skipped", "not enabled in this account (%s)" % code)
                 state = "skipped"
+            elif code:
+                outcome[region] = ("failed", "the credentials were refused here (%s), though STS accepted them: "
+                                             "is the region enabled in this account?" % code)
+                state = "failed"
             else:
                 outcome[region] = ("failed", "%s: %s" % (type(error).__name__, error))
                 state = "failed"
@@ -259,6 +331,53 @@ def run(layers, regions, options, jobs=16, stream=sys.stderr):
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, len(regions)))) as pool:
         list(pool.map(one, regions))
+    return outcome
+
+
+def run(layers, regions, options, jobs=16, stream=sys.stderr, step="all"):
+    """One step (stage, promote, check) or all three, every region in parallel; returns
+    {region: ('done', results) | ('skipped'|'failed', message)}: a region's results are those of the
+    first step run (the stage's: published or unchanged), a later step's failure replaces them.
+    SystemExit when the layers cannot have one version number in every region, before anything is
+    published."""
+    outcome = {}
+
+    def merge(phase):
+        for region, result in phase.items():
+            if result[0] != "done" or region not in outcome:
+                outcome[region] = result
+
+    def failed():
+        return any(state == "failed" for state, _ in outcome.values())
+
+    def good():
+        return [region for region in regions if outcome.get(region, ("done",))[0] == "done"]
+
+    if step in ("stage", "all"):
+        found = in_parallel("look", regions, lambda region: find_region(region, layers, options), options, jobs,
+                            stream)
+        answered = {region: detail for region, (state, detail) in found.items() if state == "done"}
+        plans = {layer.name: versions.Plan(layer.name, {region: detail[layer.name]
+                                                        for region, detail in answered.items()})
+                 for layer in layers}
+        problems = [plan.problem() for plan in plans.values() if plan.problem()]
+        alignable = options.get("align") and not any(plan.stuck for plan in plans.values())
+        if problems and not alignable:
+            raise SystemExit("publish: nothing was published.\n" + "\n".join(problems))
+        merge({region: result for region, result in found.items() if result[0] != "done"})
+        merge(in_parallel("stage", [region for region in regions if region in answered],
+                          lambda region: stage_region(region, layers, plans, answered[region], options),
+                          options, jobs, stream))
+        if step == "stage" or failed():
+            return outcome
+    if step in ("promote", "all"):
+        merge(in_parallel("promote", good(), lambda region: promote_region(region, layers, options), options, jobs,
+                          stream))
+        if failed():
+            return outcome
+    if step in ("check", "all"):
+        merge(in_parallel("check", good(), lambda region: check_region(region, layers, options), options, jobs,
+                          stream))
     return outcome
 
 
@@ -282,18 +401,18 @@ def update_layers_json(path, outcome):
 
 
 def choose_regions(spec, partition, regions_file, stream=sys.stderr):
-    """The regions to publish to: the list given, or (``all``) the file's list minus those the
-    account has not enabled (said on ``stream``)."""
+    """(the regions to publish to, whether they are ``all``): the list given, or the file's list minus
+    those the account has not enabled (said on ``stream``)."""
     names = spec.replace(",", " ").split()
     if not names:
         raise SystemExit("publish: no region given (REGIONS=... or REGIONS=all)")
     if names != ["all"]:
-        return names
+        return names, False
     known = region_list.load(regions_file, partition)
     disabled = region_list.not_enabled(known, partition)
     for region in disabled:
         print("skipped %s: not enabled in this account (EC2 DescribeRegions: not-opted-in)" % region, file=stream)
-    return [region for region in known if region not in disabled]
+    return [region for region in known if region not in disabled], True
 
 
 def main(argv=None):
@@ -302,6 +421,10 @@ def main(argv=None):
     parser.add_argument("--regions", required=True, help="space- or comma-separated region names, or all")
     parser.add_argument("--partition", default="aws", help="aws, aws-us-gov, aws-cn, ... (ARN format, region list)")
     parser.add_argument("--regions-file", default=region_list.REGIONS_FILE)
+    parser.add_argument("--step", choices=("all", "stage", "promote", "check"), default="all",
+                        help="stage: publish private; promote: grant and move latest; check: both are in place")
+    parser.add_argument("--align", action="store_true",
+                        help="bring regions behind to the release's version number with placeholder versions")
     parser.add_argument("--public", action="store_true", help="let every AWS account use the layers")
     parser.add_argument("--principal-org", default="", help="let the accounts of this organization (o-...) use them")
     parser.add_argument("--signing-profile", default="", help="AWS Signer profile: publish signed zips")
@@ -323,18 +446,25 @@ def main(argv=None):
     if bool(args.signing_profile) != bool(args.signing_bucket):
         parser.error("signing needs both SIGNING_PROFILE and SIGNING_BUCKET (a versioned bucket per region)")
     layers = parse_layers(args.layer)
-    regions = choose_regions(args.regions, args.partition, args.regions_file)
+    names = args.regions.replace(",", " ").split()
+    if not names:
+        parser.error("no region given (REGIONS=... or REGIONS=all)")
+    if names != ["all"]:
+        region_list.check_partition(names, args.partition)
+    started = time.monotonic()
+    account = prove_credentials(args.partition, names)
+    regions, every = choose_regions(args.regions, args.partition, args.regions_file)
     region_list.check_partition(regions, args.partition)
     options = {"public": args.public, "organization": args.principal_org, "ssm_prefix": args.ssm_prefix.rstrip("/"),
-               "partition": args.partition,
+               "partition": args.partition, "all": every, "align": args.align,
                "signing": {"profile": args.signing_profile, "bucket": args.signing_bucket}
                if args.signing_profile else None}
     access = "public" if args.public else ("organization " + args.principal_org if args.principal_org else "private")
-    print("publishing %s to %d region(s), %s%s" % (", ".join(layer.name for layer in layers), len(regions), access,
-                                                  ", signed with " + args.signing_profile if args.signing_profile
-                                                  else ""), file=sys.stderr)
-    started = time.monotonic()
-    outcome = run(layers, regions, options, args.jobs)
+    print("%s %s in %d region(s) of account %s, %s%s" % (
+        "publishing" if args.step == "all" else "step %s:" % args.step, ", ".join(layer.name for layer in layers),
+        len(regions), account, access, ", signed with " + args.signing_profile if args.signing_profile else ""),
+        file=sys.stderr)
+    outcome = run(layers, regions, options, args.jobs, step=args.step)
     update_layers_json(args.layers_json, outcome)
     counts = {}
     for region in regions:

@@ -2,8 +2,10 @@
 
     python tools/release/smoke.py --layers-json build/release/layers.json --region us-east-1 --role-arn arn:aws:iam::...
 
-For each layer of layers.json in that region and each architecture (x86_64, arm64): create a
-function (python3.13) with the layer, ``AWS_PYTHON_KEEPALIVE=1`` and ``AWS_PYTHON_KEEPALIVE_DEBUG=1``,
+For each layer of layers.json in that region, each runtime its version declares
+(CompatibleRuntimes: python3.10-3.14, what the zip was published with) and each architecture it
+declares (x86_64, arm64): create a function with the layer (in parallel, 8 at once),
+``AWS_PYTHON_KEEPALIVE=1`` and ``AWS_PYTHON_KEEPALIVE_DEBUG=1``,
 whose handler makes one STS GetCallerIdentity call (allowed to any role, so the execution role
 needs nothing but the Lambda trust policy), invoke it once with the log tail, check:
 
@@ -13,11 +15,14 @@ needs nothing but the Lambda trust policy), invoke it once with the log tail, ch
 - with the full layer, that botocore is the layer's (``/opt/python/botocore``).
 
 Every function is deleted afterwards, also when a check or a call fails.  Exit status 1 when any
-check failed.  The workflow runs it in one region before publishing to the others.
+check failed.  The release workflow runs it in one region between the stage step (every region's
+version published, private: a layer version is usable by its own account's functions before any
+grant) and the promote step that makes them public.
 """
 
 import argparse
 import base64
+import concurrent.futures
 import io
 import json
 import sys
@@ -34,8 +39,7 @@ def handler(event, context):
     identity = boto3.client("sts").get_caller_identity()
     return {"account": identity["Account"], "botocore": botocore.__version__, "botocore_file": botocore.__file__}
 '''
-ARCHITECTURES = ("x86_64", "arm64")
-RUNTIME = "python3.13"
+PARALLEL = 8
 PATCHED_LINE = "aws-keepalive: DEBUG patched botocore"
 
 
@@ -67,11 +71,23 @@ def check(layer_name, invocation):
     return problems
 
 
-def smoke_one(client, layer_name, layer_arn, architecture, role_arn):
+def combinations(client, layers):
+    """[(layer name, ARN, runtime, architecture)]: every runtime and architecture each version declares."""
+    result = []
+    for layer_name, layer_arn in sorted(layers.items()):
+        layer, _, number = layer_arn.rpartition(":")
+        version = client.get_layer_version(LayerName=layer, VersionNumber=int(number))
+        for runtime in version.get("CompatibleRuntimes") or []:
+            for architecture in version.get("CompatibleArchitectures") or ["x86_64"]:
+                result.append((layer_name, layer_arn, runtime, architecture))
+    return result
+
+
+def smoke_one(client, layer_name, layer_arn, runtime, architecture, role_arn):
     """Create, invoke and delete one function; returns its problems."""
-    name = "keepalive-smoke-%s-%s" % (architecture.replace("_", ""), uuid.uuid4().hex[:8])
+    name = "keepalive-smoke-%s-%s-%s" % (runtime.replace(".", ""), architecture.replace("_", ""), uuid.uuid4().hex[:8])
     client.create_function(
-        FunctionName=name, Runtime=RUNTIME, Role=role_arn, Handler="smoke.handler",
+        FunctionName=name, Runtime=runtime, Role=role_arn, Handler="smoke.handler",
         Code={"ZipFile": function_zip()}, Layers=[layer_arn], Architectures=[architecture],
         Environment={"Variables": {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_DEBUG": "1"}},
         Timeout=30, MemorySize=256, Publish=False,
@@ -94,18 +110,25 @@ def main(argv=None):
     if not layers:
         raise SystemExit("smoke: %s has no layer in %s (publish there first)" % (args.layers_json, args.region))
     client = boto3.client("lambda", region_name=args.region)
+    todo = combinations(client, layers)
+    if not todo:
+        raise SystemExit("smoke: the layers in %s declare no runtime" % args.region)
+
+    def one(combination):
+        layer_name, layer_arn, runtime, architecture = combination
+        started = time.monotonic()
+        try:
+            problems = smoke_one(client, layer_name, layer_arn, runtime, architecture, args.role_arn)
+        except Exception as error:  # report it and go on: every combination is checked
+            problems = ["%s: %s" % (type(error).__name__, error)]
+        return problems, time.monotonic() - started
+
     failed = False
-    for layer_name, layer_arn in sorted(layers.items()):
-        for architecture in ARCHITECTURES:
-            started = time.monotonic()
-            try:
-                problems = smoke_one(client, layer_name, layer_arn, architecture, args.role_arn)
-            except Exception as error:  # report it and go on: every combination is checked
-                problems = ["%s: %s" % (type(error).__name__, error)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        for (_name, layer_arn, runtime, architecture), (problems, seconds) in zip(todo, pool.map(one, todo)):
             failed = failed or bool(problems)
-            print("%-4s %s on %s (%.0f s)%s" % ("FAIL" if problems else "ok", layer_arn, architecture,
-                                               time.monotonic() - started,
-                                               "".join("\n     " + problem for problem in problems)))
+            print("%-4s %s on %s %s (%.0f s)%s" % ("FAIL" if problems else "ok", layer_arn, runtime, architecture,
+                                                  seconds, "".join("\n     " + problem for problem in problems)))
     sys.exit(1 if failed else 0)
 
 
