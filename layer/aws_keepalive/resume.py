@@ -78,7 +78,8 @@ from aws_keepalive import diagnostics, idle
 MAX_PER_CONTEXT = 16
 # On a context: {key: (generation, session, when its verified chain's earliest certificate expires)}.
 SESSIONS = "_aws_keepalive_tls_sessions"
-# On a connection: the key its verified handshake may give a session to, until its first release.
+# On a connection: (the key its verified handshake may give a session to, the verified chain's expiry
+# it inherited when it resumed, else None), until its first release.
 PENDING_KEY = "_aws_keepalive_tls_key"
 # trust.CLIENT_CERT (not imported: trust.py is imported only when AWS_PYTHON_KEEPALIVE_TRUST_ONCE is
 # on; tests/hook/test_resume.py pins that both name the same attribute).
@@ -189,7 +190,7 @@ def _connected(owner, ssl_object, token, failed):
     first release."""
     if token is None:
         return None
-    context, key, session = token
+    context, key, session, valid_until = token
     if failed:
         if session is not None:
             sessions = getattr(context, SESSIONS, None)
@@ -198,26 +199,30 @@ def _connected(owner, ssl_object, token, failed):
         return None
     if ssl_object is None:
         return None
-    setattr(owner, PENDING_KEY, key)
+    resumed = session is not None and ssl_object.session_reused
+    # A resumed handshake verified no chain (get_verified_chain is None): its session inherits the
+    # expiry of the chain the session it resumed was verified with.
+    setattr(owner, PENDING_KEY, (key, valid_until if resumed else None))
     if session is None:
         return "full"
-    return "resumed" if ssl_object.session_reused else "not resumed"
+    return "resumed" if resumed else "not resumed"
 
 
 def after_release(conn):
     """When a connection first goes back to its pool: keep its session (the TLS 1.3 tickets came
     with the first response).  Once per connection; cheap no-op for every later release."""
-    key = getattr(conn, PENDING_KEY, None)
-    if key is None:
+    pending = getattr(conn, PENDING_KEY, None)
+    if pending is None:
         return
     setattr(conn, PENDING_KEY, None)
     sock = getattr(conn, "sock", None)
     if isinstance(sock, ssl.SSLSocket):
-        _keep(sock, key)
+        _keep(sock, *pending)
 
 
-def _keep(ssl_object, key):
-    """Keep ``ssl_object``'s session under ``key`` in its context's cache (bounded)."""
+def _keep(ssl_object, key, inherited_until):
+    """Keep ``ssl_object``'s session under ``key`` in its context's cache (bounded);
+    ``inherited_until``: the chain expiry of the session it resumed (None: a full handshake)."""
     session = ssl_object.session
     if session is None:
         return
@@ -230,7 +235,7 @@ def _keep(ssl_object, key):
     sessions = getattr(ssl_object.context, SESSIONS, None)
     if sessions is None:
         return
-    valid_until = _verified_until(ssl_object)
+    valid_until = inherited_until if inherited_until is not None else _verified_until(ssl_object)
     if valid_until is None:
         return
     sessions.pop(key, None)  # re-inserted last: the oldest entry is the first in the dict
@@ -257,7 +262,10 @@ def _verified_until(ssl_object):
     if chain is None:
         chain = getattr(getattr(ssl_object, "_sslobj", None), "get_verified_chain", None)
     if chain is not None:
-        times += [certificate.get_info().get("notAfter") for certificate in chain()]
+        verified = chain()
+        if verified is None:  # a resumed handshake: the caller passes the chain's expiry instead
+            return None
+        times += [certificate.get_info().get("notAfter") for certificate in verified]
     if not all(times):
         return None
     return min(ssl.cert_time_to_seconds(stamp) for stamp in times)
@@ -299,33 +307,32 @@ def after_aio_connect(protocol, token, failed):
 
 def after_aio_release(protocol):
     """aio.py, when the connector takes a connection back: as after_release."""
-    key = getattr(protocol, PENDING_KEY, None)
-    if key is None:
+    pending = getattr(protocol, PENDING_KEY, None)
+    if pending is None:
         return
     setattr(protocol, PENDING_KEY, None)
     transport = getattr(protocol, "transport", None)
     ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
     if ssl_object is not None:
-        _keep(ssl_object, key)
+        _keep(ssl_object, *pending)
 
 
 def _offer_for(context, key):
     """Install the context's hooks, set this thread's or task's offer if a live session is cached
     for ``key``; the token after_*connect take."""
     _install(context)
-    session = None
+    session = valid_until = None
     sessions = getattr(context, SESSIONS, None)
     entry = sessions.get(key) if sessions else None
     if entry is not None:
-        made_in, candidate, valid_until = entry
-        now = time.time()
-        if made_in == generation() and now < min(candidate.time + candidate.timeout, valid_until):
-            session = candidate
+        made_in, candidate, chain_until = entry
+        if made_in == generation() and time.time() < min(candidate.time + candidate.timeout, chain_until):
+            session, valid_until = candidate, chain_until
         else:
             sessions.pop(key, None)
     if session is not None:
         _offer.set((context, key[-1], session))
-    return (context, key, session)
+    return (context, key, session, valid_until)
 
 
 def _install(context):
