@@ -1,5 +1,5 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
-# (targets: bench, bench-aio, bench-connect, bench-reuse, bench-children, bench-throughput, coldstart,
+# (targets: bench, bench-aio, bench-connect, bench-tls-resume, bench-reuse, bench-children, bench-throughput, coldstart,
 # coldstart-parts, bench-client, soak-memory; docs renders their JSON into README and docs/)
 
 .PHONY: bench
@@ -19,6 +19,12 @@ bench-aio: $(VENV)/test-3.12/bin/python $(foreach n,$(AIO_MATRIX),$(VENV)/aio/3.
 .PHONY: bench-connect
 bench-connect: $(VENV)/test-3.12/bin/python
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/connect.py
+
+# The replacement handshake, full vs TLS session resumed (resume.py), TLS 1.3 and 1.2, 3-certificate
+# chain, at Lambda CPU shares (MEMORY_SIZES) under a cgroup v1 CPU quota (needs root).
+.PHONY: bench-tls-resume
+bench-tls-resume: $(VENV)/test-3.12/bin/python
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/tls_resume.py
 
 # What stale-reuse detection and the learned limit add to a request on a reused connection.
 .PHONY: bench-reuse

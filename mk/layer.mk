@@ -2,41 +2,40 @@
 # (targets: layer, build-KeepAliveLayer, build-KeepAliveHookLayer, deploy, wheel; files: build/layer.zip,
 # build/layer-hook.zip)
 
-# The build runs on the tool interpreter with the stdlib only; bytecode is compiled for every
-# supported CPython this machine has (the layer's zip serves python3.10 - python3.14).
+# One build (issue 28): make layer and make release run tools/release/release.py, which builds each zip
+# with the same call: the pinned Maven Central CPython builds compile the bytecode (.venv/python-pinned/,
+# each jar checked against tools/interpreters/cpython-maven.sha256 on every build; linux-x86_64 only,
+# refused elsewhere), and the flavor's CA directories and prepared data (tools/build/build_layer.py
+# flavor_sdks) go in. So build/layer.zip and build/layer-hook.zip are byte for byte the release's zips,
+# and every test, benchmark and lab run that takes them measures what ships. The build itself runs on the
+# tool interpreter with the stdlib only.
 LAYER_ZIP := $(BUILD_DIR)/layer.zip
-# FLAVOR=hook: the hook alone (no boto3/botocore/urllib3), patching the SDK the function imports.
+# FLAVOR=hook: the hook alone (no boto3/botocore), patching the SDK the function imports.
 HOOK_ZIP := $(BUILD_DIR)/layer-hook.zip
 FLAVOR ?= full
 FLAVOR_ZIP = $(if $(filter hook,$(FLAVOR)),$(HOOK_ZIP),$(LAYER_ZIP))
 SERVICES ?=
-LAYER_PYTHONS = $(foreach p,$(LAYER_MINORS),$(call need_python,$(p)))
+# Where the pinned builds are installed (one per layer minor); a clone may share another's.
+PINNED_ROOT ?= $(VENV)/python-pinned
 # sam build validates a real python3.X of the example function's runtime (the pyenv shim fails).
 SAM_RUNTIME_MINOR := 3.13
 SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
-
-# The SDKs whose default CA bundle (botocore's cacert.pem) the layer serves as a hashed directory
-# (tools/build/ca_dir.py, layer/aws_keepalive/trust.py): the full layer its own pinned SDK's (the one its
-# functions run with; ~0.2 MB each, and its zip is near the size budget), the hook flavor also the
-# runtimes' bundled ones (lab/runtime-sdk).
+# The runtimes' bundled SDKs the hook flavor serves CA directories and prepared data for (the list
+# itself is build_layer.flavor_sdks'): only what the zip rules below depend on.
 RUNTIME_SDKS := $(sort $(wildcard lab/runtime-sdk/*.txt))
-CA_SDKS := layer/requirements.txt $(RUNTIME_SDKS)
-FLAVOR_CA_SDKS = $(if $(filter hook,$(FLAVOR)),$(CA_SDKS),layer/requirements.txt)
-# The SDKs whose data folders the hook flavor indexes and whose top-level data files it ships
-# pre-parsed (tools/build/prepare_data.py, layer/aws_keepalive/prepared.py): the runtimes' bundled ones;
-# the full flavor prepares its own SDK from its staged tree.
-FLAVOR_PREPARED_SDKS = $(if $(filter hook,$(FLAVOR)),$(RUNTIME_SDKS))
+LAYER_INPUTS := $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+  $(wildcard tools/build/*.py) tools/release/release.py tools/interpreters/install_python.py \
+  tools/interpreters/cpython-maven.sha256
 
 # make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
-# sha256 and sizes. tools/build/ca_dir.py needs the openssl command (Debian's openssl; apt only when missing).
+# sha256 and sizes. SERVICES= trims the full flavor's models: a trimmed zip is not the release's (it
+# says so). tools/build/ca_dir.py needs the openssl command (Debian's openssl; apt only when missing).
 .PHONY: layer
 layer: | $(UV)
 	@command -v openssl >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
-	$(TOOL_PYTHON) tools/build/build_layer.py --flavor $(FLAVOR) --uv $(UV) --requirements layer/requirements.txt \
-	  --hook layer --work $(BUILD_DIR)/$(basename $(notdir $(FLAVOR_ZIP))) --out $(FLAVOR_ZIP) --services "$(SERVICES)" \
-	  $(addprefix --python ,$(LAYER_PYTHONS)) $(addprefix --ca-sdk ,$(FLAVOR_CA_SDKS)) \
-	  $(addprefix --prepared-sdk ,$(FLAVOR_PREPARED_SDKS))
+	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --pinned-root $(PINNED_ROOT) --flavor $(FLAVOR) \
+	  --zip $(FLAVOR_ZIP) --services "$(SERVICES)"
 
 # The table of defaults the full layer's SDK changes against the runtimes' bundled ones, written into
 # docs/build.md between its sdk-defaults markers (tools/build/sdk_defaults.py; each SDK installed from
@@ -45,15 +44,10 @@ layer: | $(UV)
 sdk-defaults: | $(UV)
 	$(TOOL_PYTHON) tools/build/sdk_defaults.py --uv $(UV) --work $(BUILD_DIR)/sdk-defaults --doc docs/build.md
 
-# When missing or older than what goes into it (so test-lab and demo never run a stale hook);
-# otherwise publish uses the zip as built (trimmed or not).
-$(LAYER_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
-  tools/build/build_layer.py tools/build/build_wheel.py tools/build/repro_zip.py tools/build/layer_info.py \
-  tools/build/prepare_data.py tools/build/ca_dir.py
+# When missing or older than what goes into it (so test-lab and demo never run a stale hook).
+$(LAYER_ZIP): $(LAYER_INPUTS)
 	$(MAKE) --no-print-directory layer FLAVOR=full
-$(HOOK_ZIP): $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) \
-  tools/build/build_layer.py tools/build/build_wheel.py tools/build/repro_zip.py tools/build/layer_info.py tools/build/prepare_data.py \
-  tools/build/ca_dir.py $(CA_SDKS)
+$(HOOK_ZIP): $(LAYER_INPUTS) $(RUNTIME_SDKS)
 	$(MAKE) --no-print-directory layer FLAVOR=hook SERVICES=
 
 # sam build (BuildMethod: makefile) runs this with ARTIFACTS_DIR set: the same tree as the zip.

@@ -4,9 +4,11 @@
 # verify-aws; files: build/release/, build/rehearsal/)
 
 # make release: build/release/ holds both layer zips named with the version, the wheel, one CycloneDX
-# SBOM per zip and SHA256SUMS, byte-for-byte reproducible. The bytecode is compiled by the pinned
-# Maven Central CPython builds (tools/interpreters/cpython-maven.sha256, installed into .venv/python-pinned/ with
-# their jars checked), never by the machine's own interpreters: see tools/release/release.py. linux-x86_64.
+# SBOM per zip and SHA256SUMS, byte-for-byte reproducible from any clone. Each zip is built by the same
+# call as make layer's (so it is build/layer.zip's and build/layer-hook.zip's bytes): the pinned Maven
+# Central CPython builds (PINNED_ROOT, jars checked against their pins on every build), never the
+# machine's own interpreters: see tools/release/release.py. linux-x86_64. A failed release leaves the
+# previous build/release/ in place.
 RELEASE_DIR = $(BUILD_DIR)/release
 RELEASE_VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' layer/aws_keepalive/__init__.py)
 RELEASE_SUMS = $(RELEASE_DIR)/SHA256SUMS
@@ -19,7 +21,7 @@ $(RELEASE_SUMS):
 SBOM_PY := $(VENV)/sbom/bin/python
 .PHONY: release
 release: | $(UV)
-	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --out $(RELEASE_DIR)
+	$(TOOL_PYTHON) tools/release/release.py --uv $(UV) --pinned-root $(PINNED_ROOT) --out $(RELEASE_DIR)
 
 # make publish REGIONS="us-east-1 eu-west-1"|all FLAVOR=full|hook|all [PUBLIC=1 | PRINCIPAL_ORG=o-...]
 #   [PARTITION=aws-us-gov|aws-cn] [SIGNING_PROFILE=name SIGNING_BUCKET=bucket-{region}] [LAYER_NAME=base]

@@ -17,6 +17,6 @@ that installs them. A room imports its own modules and the rooms listed before i
     docs/          render_docs: README's and docs/'s numbers from the benchmarks' JSON.
     lint/          ruff's lock.
 
-Scripts run as files (`python tools/build/build_layer.py`) put the repository root on sys.path
+Scripts run as files (`python tools/release/release.py`) put the repository root on sys.path
 and import rooms as packages (`from tools.build import layer_info`).
 """

@@ -9,6 +9,9 @@ The pipeline, one module per step:
                                snapstart.py: after a SnapStart restore, no pre-snapshot connection;
                                trust.py: the CA bundle not parsed per connection (a known
                                bundle read from its hashed directory, any other once per client);
+                               resume.py: a new TLS connection resumes the session of an
+                               earlier verified one of the same client and host (the
+                               replacement handshake after max idle or a restore);
                                prepared.py: client creation answers botocore's service listings
                                and endpoints.json from data the layer build prepared for that
                                botocore release (the full flavor's own, the runtimes' bundled

@@ -55,7 +55,7 @@ import os
 import select
 import time
 
-from aws_keepalive import diagnostics, idle, metrics, patch
+from aws_keepalive import diagnostics, idle, metrics, patch, resume
 from aws_keepalive.wrap import wrap
 
 # During one AIOHTTPSession.send: a list of (host, port, idle_s, socket) for each pooled connection the
@@ -74,6 +74,7 @@ def apply(settings):
 
     version = getattr(aiobotocore, "__version__", "unknown")
     path = os.path.dirname(os.path.abspath(aiobotocore.__file__))
+    resume.enabled = settings.tls_resume  # as patch.apply sets it (botocore is patched first)
     steps = [("create_client", _patch_create_client), ("HTTP session", _patch_http_session)]
     for name, step in steps:
         try:
@@ -345,6 +346,11 @@ def _patch_connector(connector, socket_options, max_idle_s):
         return result
 
     def _release(key, protocol, *args, **kwargs):
+        if resume.enabled:
+            try:
+                resume.after_aio_release(protocol)  # before aiohttp may close it
+            except Exception as error:
+                resume.report(error)
         result = original_release(key, protocol, *args, **kwargs)
         try:
             pooled = connector._conns.get(key) or ()
@@ -372,23 +378,39 @@ def _patch_connector(connector, socket_options, max_idle_s):
         note = _send_note.get()
         if note is not None:
             note.append(None)
+        offer = None
+        if resume.enabled:
+            try:
+                offer = resume.before_aio_connect(connector, key)
+            except Exception as error:
+                resume.report(error)
         started = time.perf_counter()
-        protocol = await original_create(req, *args, **kwargs)
+        try:
+            protocol = await original_create(req, *args, **kwargs)
+        except BaseException:
+            if resume.enabled:
+                resume.after_aio_connect(None, offer, True)
+            raise
+        session = resume.after_aio_connect(protocol, offer, False) if resume.enabled else None
         try:
             _set_socket_options(protocol, state.socket_options)
             connect_ms = (time.perf_counter() - started) * 1000.0
             if metrics.enabled:
                 metrics.new_connection(reason, connect_ms)
+                if session is not None:
+                    metrics.tls_session(session)
             if diagnostics.debug_enabled:
                 host, port = getattr(key, "host", "?"), getattr(key, "port", "?")
                 handshake = "TCP + TLS" if getattr(key, "is_ssl", False) else "TCP"
+                fields = dict(host=host, port=port, reason=reason, connect_ms=round(connect_ms, 3))
+                if session is not None:
+                    handshake += (", TLS session " + session if session != "full"
+                                  else ", full TLS handshake")
+                    fields["tls_session"] = session
                 diagnostics.debug(
                     "new connection to %s:%s (%s) in %.1f ms (%s, aiobotocore)"
                     % (host, port, reason, connect_ms, handshake),
-                    host=host,
-                    port=port,
-                    reason=reason,
-                    connect_ms=round(connect_ms, 3),
+                    **fields,
                 )
         except Exception as error:
             diagnostics.report_once(

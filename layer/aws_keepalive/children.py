@@ -57,6 +57,11 @@ its path (it does not see the layer's boto3 either); start it with ``PYTHONPATH=
 its environment and the layer's ``usercustomize`` activates it (route ``usercustomize``; the
 user site must be on, as it is for the managed runtime's interpreter).
 SnapStart hooks are registered only by the process the runtime restores, never by a child.
+
+TLS sessions (resume.py): a forked child inherits its parent's clients and their contexts, but not
+the sessions they cached -- resume.py's own ``after_in_child`` handler starts a new cache
+generation, so the child's first connection per host is a full handshake (stock's) and parent and
+child never offer the same ticket; a forkserver or spawn child has new contexts and starts empty.
 """
 
 import os

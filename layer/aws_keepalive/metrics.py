@@ -11,7 +11,11 @@ EMF document: no API call, no extension, no dependency.  The records (docs/metri
   byte (reset, broken pipe, remote disconnect, a read timeout with the request unacknowledged)
   and was retried by botocore;
 * ``ReusedAfterProbe`` (Count): a connection idle past its limit reused because keep-alive probes
-  were answered recently.
+  were answered recently;
+* ``TlsResumed`` / ``TlsNotResumed`` (Count): a new verified TLS connection offered the session
+  of an earlier one and the server resumed it, or refused it (a full handshake, as stock's);
+  a connection with nothing to offer counts in neither (resume.py;
+  ``AWS_PYTHON_KEEPALIVE_TLS_RESUME``).
 
 Every metric also carries ``FunctionName`` (``AWS_LAMBDA_FUNCTION_NAME``) where Lambda sets it.
 
@@ -31,9 +35,9 @@ container images and Lambda Managed Instances run) is wrapped once, looked up in
   client), nothing marks the end of an invocation, so every event is written at once.
 
 Volume: nothing is written when nothing was counted.  A write is one line per ``Reason`` that
-occurred (at most 7 kinds) and one for ``StaleReuses`` / ``ReusedAfterProbe`` if either occurred,
-so at most 8 lines per invocation that counted something, plus at most 8 lines a minute during
-long invocations.  In
+occurred (at most 7 kinds) and one for the counts (``StaleReuses``, ``ReusedAfterProbe``,
+``TlsResumed``, ``TlsNotResumed``) if any occurred, so at most 8 lines per invocation that
+counted something, plus at most 8 lines a minute during long invocations.  In
 steady state (connections reused) an invocation counts nothing and writes nothing; a function
 that makes its client inside the handler opens a connection each invocation ("first use") and
 so writes one line per invocation.  Each record is well under 1 KB; a ``ConnectMs`` array holds
@@ -86,6 +90,17 @@ def _forget_pending():
 def new_connection(reason, connect_ms):
     """A connection was opened for ``reason``; its handshake took ``connect_ms`` (None: unknown)."""
     _count(reason, connect_ms, None)
+
+
+def tls_session(outcome):
+    """A new TLS connection offered a session: "resumed", or "not resumed" (the server did a full
+    handshake).  "full" (nothing to offer) is not counted: NewConnections minus these two."""
+    name = _TLS_COUNTS.get(outcome)
+    if name is not None:
+        _count(None, None, name)
+
+
+_TLS_COUNTS = {"resumed": "TlsResumed", "not resumed": "TlsNotResumed"}
 
 
 def stale_reuse():

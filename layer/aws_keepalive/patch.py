@@ -45,7 +45,7 @@ import socket
 import threading
 import time
 
-from aws_keepalive import diagnostics, idle, metrics
+from aws_keepalive import diagnostics, idle, metrics, resume
 from aws_keepalive.wrap import wrap as _wrap
 
 def apply(settings):
@@ -61,6 +61,7 @@ def apply(settings):
     # Always: besides max idle, the pool patch notices stale reuses (counted, reported, learned
     # from) whatever max idle is, and restores (snapstart.py) even when max idle is off.
     idle.learn = settings.learn
+    resume.enabled = settings.tls_resume
     steps.append(("connection pool", _patch_connection_pool))
     if settings.trust_once:
         from . import trust  # only when asked for: it imports ssl
@@ -300,6 +301,11 @@ def _make_put_conn(original):
                 conn._aws_keepalive_idle_since = idle.stamp()
         except Exception as error:
             diagnostics.report_once("put_conn", "connection bookkeeping failed: %r" % (error,))
+        if resume.enabled and conn is not None:
+            try:
+                resume.after_release(conn)
+            except Exception as error:
+                resume.report(error)
         return original(self, conn, *args, **kwargs)
 
     return _put_conn
@@ -428,21 +434,41 @@ def stale_reuse(settings, host, port, idle_s, error, family, sock=None, elapsed_
 
 
 def _make_connect(handshake, original):
+    tls = handshake != "TCP"
+
     def connect(self, *args, **kwargs):
         reason = getattr(self, "_aws_keepalive_reason", None) or "first use"
+        offer = None
+        if tls and resume.enabled:
+            try:
+                offer = resume.before_connect(self)
+            except Exception as error:
+                resume.report(error)
         started = time.perf_counter()
-        result = original(self, *args, **kwargs)
+        try:
+            result = original(self, *args, **kwargs)
+        except BaseException:
+            if tls and resume.enabled:
+                resume.after_connect(self, offer, True)
+            raise
         connect_ms = (time.perf_counter() - started) * 1000.0
+        session = resume.after_connect(self, offer, False) if tls and resume.enabled else None
         if metrics.enabled:
             metrics.new_connection(reason, connect_ms)
+            if session is not None:
+                metrics.tls_session(session)
         if diagnostics.debug_enabled:
+            fields = dict(host=self.host, port=self.port, reason=reason,
+                          connect_ms=round(connect_ms, 3))
+            what = handshake
+            if session is not None:
+                # "resumed", "not resumed" (offered, the server did a full handshake), "full"
+                what += ", TLS session " + session if session != "full" else ", full TLS handshake"
+                fields["tls_session"] = session
             diagnostics.debug(
                 "new connection to %s:%s (%s) in %.1f ms (%s)"
-                % (self.host, self.port, reason, connect_ms, handshake),
-                host=self.host,
-                port=self.port,
-                reason=reason,
-                connect_ms=round(connect_ms, 3),
+                % (self.host, self.port, reason, connect_ms, what),
+                **fields,
             )
         self._aws_keepalive_reason = None
         return result

@@ -33,6 +33,9 @@ KEEPIDLE_S = 60
 KEEPINTVL_S = 10
 KEEPCNT = 3
 MAX_IDLE_S = 300
+# TLS session resumption for new connections (resume.py); the default the lab's numbers justify
+# (docs/trust.md, bench/tls_resume.py).
+TLS_RESUME = True
 
 # Kernel limits (include/net/tcp.h: MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT).
 MAX_TCP_KEEPIDLE = 32767
@@ -65,6 +68,7 @@ class Settings:
         "metrics",
         "metrics_namespace",
         "prepared",
+        "tls_resume",
     )
 
     def __init__(
@@ -80,6 +84,7 @@ class Settings:
         metrics=False,
         metrics_namespace=METRICS_NAMESPACE,
         prepared=True,
+        tls_resume=TLS_RESUME,
     ):
         self.keepidle_s = keepidle_s
         self.keepintvl_s = keepintvl_s
@@ -100,6 +105,10 @@ class Settings:
         # Client creation answers its listings and top-level data files from what the layer build
         # prepared (prepared.py); only for a botocore release the build prepared, as built.
         self.prepared = prepared
+        # A new TLS connection resumes the session of an earlier verified one of the same client,
+        # host and verify settings (resume.py): the replacement handshake after a freeze skips
+        # the certificate chain.  On by default: docs/trust.md has the measurements.
+        self.tls_resume = tls_resume
 
     def describe(self):
         """One line for the debug log: the effective settings, by name."""
@@ -117,6 +126,8 @@ class Settings:
             text += " metrics=%s" % self.metrics_namespace
         if not self.prepared:
             text += " prepared=off"
+        if not self.tls_resume:
+            text += " tls_resume=off"
         return text
 
 
@@ -151,6 +162,7 @@ def from_environ(environ):
         metrics=_flag(environ, "AWS_PYTHON_KEEPALIVE_METRICS"),
         metrics_namespace=_namespace(environ, "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE"),
         prepared=_flag(environ, "AWS_PYTHON_KEEPALIVE_PREPARED", default=True),
+        tls_resume=_flag(environ, "AWS_PYTHON_KEEPALIVE_TLS_RESUME", default=TLS_RESUME),
     )
 
 

@@ -14,6 +14,10 @@ taken out of its pool (reason "restored") and urllib3 opens a clean one: one han
 no retry.  Closing lazily, at the next use, rather than walking every pool in the hook keeps the
 hook trivially cheap and reaches pools the layer has no list of.
 
+The same bump retires every TLS session resume.py kept (its cache generation includes
+``restore_generation``): a ticket inside the snapshot would be offered by every restored clone, so
+each clone's first connection per host is a full handshake and later ones resume its own session.
+
 The module is the runtime's, never shipped by the layer: the registry that matters is the one the
 runtime itself reads.  When it is missing, or the environment is not a SnapStart one, nothing is
 registered.

@@ -61,8 +61,10 @@ pool manager, before any thread can use it (``_get_pool_manager_kwargs``, at cli
 and the pools get no ``cert_file``: urllib3 then loads nothing per connection and every
 handshake presents that certificate, as stock's would. The files are stat'ed at each send; once
 either changed on disk (a rotated certificate), the pools get ``cert_file``/``key_file`` back and
-load them per connection as stock does. Anything unusual stays stock: an encrypted key (stock
-raises per connection), a file that fails to load, a proxy manager's context.
+load them per connection as stock does, and the new files are loaded into the context once (for the
+connection objects made before, which reconnect with the context's certificate). Anything unusual
+stays stock: an encrypted key (stock raises per connection), a file that fails to load, a proxy
+manager's context.
 
 ``AWS_PYTHON_KEEPALIVE_TRUST_ONCE=0`` switches this module off.
 """
@@ -139,15 +141,24 @@ def _encrypted(key_file):
 
 def client_cert_changed(pool):
     """At each send: if the client certificate loaded once into the pool's context changed on disk,
-    give the pool its files back (urllib3 loads them per connection from then on, as stock does)."""
+    give the pool its files back (urllib3 loads them per connection from then on, as stock does)
+    and load the new files into the context once: a connection object the pool made before (its
+    ``cert_file`` None) that reconnects -- the peer dropped it -- presents what the context holds,
+    where stock's object reloads its file; without this it presented the old certificate for as
+    long as the pool made no new connection object (review of issue 31: every later send)."""
     context = getattr(pool, "conn_kw", {}).get("ssl_context")
     loaded = getattr(context, CLIENT_CERT, None)
-    if loaded is None or getattr(pool, "cert_file", None) is not None:
+    if loaded is None:
         return
     cert_file, key_file, identities = loaded
-    if (file_identity(cert_file), file_identity(key_file) if key_file else None) != identities:
+    now = (file_identity(cert_file), file_identity(key_file) if key_file else None)
+    if now != identities:
         pool.key_file = key_file
         pool.cert_file = cert_file
+        # A half-rotated pair (a certificate without its key yet) raises here: reported once, and
+        # tried again at the next send (the identities are recorded only once it loaded).
+        context.load_cert_chain(cert_file, key_file)
+        setattr(context, CLIENT_CERT, (cert_file, key_file, now))
 
 
 def _make_setup_ssl_cert(original):

@@ -114,13 +114,29 @@ def hook_layer(tmp_path_factory):
     return make_layer(str(tmp_path_factory.mktemp("hook")), flavor="hook")
 
 
-def make_release(build_dir):
-    """Run `make release` into ``build_dir``/release; returns that folder."""
-    completed = subprocess.run(["make", "--no-print-directory", "-C", REPO, "release", "BUILD_DIR=%s" % build_dir],
-                               capture_output=True, text=True, env=env())
+def run_make_release(build_dir, repo=REPO, umask=None, make_vars=(), **extra_env):
+    """Run `make release` of the clone ``repo`` into ``build_dir``/release; returns the CompletedProcess."""
+    command = "make --no-print-directory -C %s release BUILD_DIR=%s %s" % (repo, build_dir, " ".join(make_vars))
+    if umask is not None:
+        command = "umask %03o; %s" % (umask, command)
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env(**extra_env))
+
+
+def make_release(build_dir, **options):
+    """Run `make release` into ``build_dir``/release (options: run_make_release's); returns that folder."""
+    completed = run_make_release(build_dir, **options)
     if completed.returncode != 0:
         raise AssertionError("make release failed:\n%s%s" % (completed.stdout, completed.stderr))
     return os.path.join(build_dir, "release")
+
+
+def clone(destination):
+    """A fresh clone of this repository's checked-out commit at ``destination`` (what CI starts from);
+    returns its path.  Uncommitted changes are not in it."""
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", REPO, destination], check=True, env=env())
+    head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    subprocess.run(["git", "-C", destination, "checkout", "--quiet", head.stdout.strip()], check=True, env=env())
+    return destination
 
 
 @pytest.fixture(scope="session")

@@ -129,12 +129,28 @@ def test_bytecode_matches_the_sources_and_records_opt_paths(layer):
     assert checked > 100
 
 
-def test_no_build_path_leaks_into_the_zip(layer):
-    """No file in the zip mentions the folder it was built in."""
-    build_dir = os.path.dirname(os.path.abspath(layer[0])).encode()
-    with zipfile.ZipFile(layer[0]) as archive:
+@pytest.mark.parametrize("flavor", ["full", "hook"])
+def test_no_build_path_leaks_into_the_zip(layer, hook_layer, flavor):
+    """No file in the zip mentions the folder it was built in nor the clone it was built from."""
+    path = (layer if flavor == "full" else hook_layer)[0]
+    build_dir = os.path.dirname(os.path.abspath(path)).encode()
+    with zipfile.ZipFile(path) as archive:
         for name in archive.namelist():
-            assert build_dir not in archive.read(name), name
+            data = archive.read(name)
+            assert build_dir not in data and REPO.encode() not in data, name
+
+
+def test_every_record_line_names_a_file_in_the_zip(layer):
+    """Each *.dist-info/RECORD lists only files the zip holds: the lines of pruned files (jmespath's
+    bin/jp.py, whose shebang named the clone's interpreter) are gone, so RECORD names no build path."""
+    with zipfile.ZipFile(layer[0]) as archive:
+        inside = set(archive.namelist())
+        records = [name for name in inside if name.endswith(".dist-info/RECORD")]
+        assert any("jmespath" in name for name in records)
+        for record in records:
+            for line in archive.read(record).decode().splitlines():
+                listed = os.path.normpath(os.path.join("python", line.split(",")[0])).replace(os.sep, "/")
+                assert listed in inside, (record, line)
 
 
 def test_caches_scripts_and_tests_removed_but_metadata_kept(layer, opt):

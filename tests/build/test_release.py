@@ -5,13 +5,16 @@ import json
 import os
 import re
 import subprocess
+import sys
+import time
 import zipfile
 
 from tools.build import build_wheel
 from tools.interpreters import install_python
 import pytest
 from tools.release import sbom
-from conftest import REPO, env, make_release, tool
+from conftest import REPO, clone, env, make_release, run_make_release, tool
+from tools.release import release as release_module
 
 from tools.build import layer_info
 
@@ -45,30 +48,109 @@ def test_release_holds_both_zips_the_wheel_sboms_and_sums(release):
     assert layer_info.zip_info(os.path.join(release, HOOK))["flavor"] == "hook"
 
 
-def test_release_is_byte_for_byte_reproducible_and_keeps_the_recorded_arns(release, tmp_path):
-    """A second `make release`, into a folder holding an older release, publish's layers.json and a
-    stale file, writes the same bytes for every file as the first, keeps layers.json (publish's
-    record of the ARNs) and removes the rest."""
-    folder = str(tmp_path / "release")
+def sums_of(folder):
+    with open(os.path.join(folder, "SHA256SUMS")) as handle:
+        return handle.read()
+
+
+def test_two_clones_at_other_paths_users_settings_give_the_same_release(tmp_path):
+    """`make release` in two fresh clones of this commit, at paths of different lengths, with other
+    umasks, TZ and locales, gives the same SHA256SUMS and bytes for every file: nothing in a release
+    depends on where or by whom it was built.  (Not compared with this checkout's release: that one
+    has its uncommitted changes.)  The second clone's build/release/ already
+    holds an older release, publish's layers.json and a stale file: layers.json (publish's record of
+    the ARNs) is kept, the rest replaced.  The clones share this checkout's pinned interpreters
+    (PINNED_ROOT: the same jars, checked against the clone's own pins) and bootstrap their own uv."""
+    pinned = "PINNED_ROOT=%s" % os.path.join(REPO, ".venv", "python-pinned")
+    short = clone(str(tmp_path / "a"))
+    long = clone(str(tmp_path / ("a-much-longer-folder-name-for-the-second-clone-" * 3) / "src"))
+    first = make_release(os.path.join(short, "build"), repo=short, umask=0o022, make_vars=[pinned], TZ="UTC",
+                         LANG="C.UTF-8")
+    folder = os.path.join(long, "build", "release")
     os.makedirs(folder)
     with open(os.path.join(folder, "layers.json"), "w") as out:
         out.write('{"aws-python-keepalive": {}}\n')
     with open(os.path.join(folder, "stale.zip"), "w") as out:
         out.write("old")
-    again = make_release(str(tmp_path))
-    assert again == folder
+    second = make_release(os.path.join(long, "build"), repo=long, umask=0o077, make_vars=[pinned],
+                          TZ="Pacific/Kiritimati", LANG="de_DE.UTF-8", LC_ALL="de_DE.UTF-8")
+    assert second == folder
+    assert sums_of(first) == sums_of(second)
     assert sorted(os.listdir(folder)) == sorted(FILES + ["layers.json"])
     assert read_json(os.path.join(folder, "layers.json")) == {"aws-python-keepalive": {}}
     for name in FILES:
-        with open(os.path.join(release, name), "rb") as first, open(os.path.join(again, name), "rb") as second:
-            assert first.read() == second.read(), name
+        with open(os.path.join(first, name), "rb") as one, open(os.path.join(second, name), "rb") as other:
+            assert one.read() == other.read(), name
 
 
 @pytest.mark.parametrize("flavor", ["full", "hook"])
-def test_sbom_lists_every_package_with_its_locked_hashes(release, flavor):
-    """Each SBOM's components are exactly the distributions inside its zip: the hook (hashed by the
-    wheel) and, for the full flavor, every locked package with the lock's version and sha256 hashes;
-    the zip itself is the metadata component, with its sha256."""
+def test_release_zip_is_make_layers_zip_with_ca_and_prepared_data(release, layer, hook_layer, flavor):
+    """One build: the release's zip of each flavor is byte for byte `make layer [FLAVOR=hook]`'s, and
+    holds what docs/build.md and docs/trust.md describe: a hashed CA directory per distinct default
+    bundle (full: its own SDK's; hook: also each runtime SDK's) and prepared data per botocore
+    release (full: its own; hook: each runtime SDK's)."""
+    path, fields = layer if flavor == "full" else hook_layer
+    released = os.path.join(release, FULL if flavor == "full" else HOOK)
+    with open(released, "rb") as one, open(path, "rb") as other:
+        assert one.read() == other.read()
+    with zipfile.ZipFile(released) as archive:
+        names = archive.namelist()
+    ca = {n.split("/")[3] for n in names if n.startswith("python/aws_keepalive/ca/") and n.count("/") >= 4}
+    prepared = {n.split("/")[3] for n in names if n.startswith("python/aws_keepalive/prepared-data/botocore-")}
+    runtime_sdks = sorted(name[:-len(".txt")] for name in os.listdir(os.path.join(REPO, "lab", "runtime-sdk"))
+                          if name.endswith(".txt"))
+    botocore = [version for name, version, _ in lock() if name == "botocore"]
+    expected = botocore if flavor == "full" else runtime_sdks
+    assert prepared == {"botocore-%s.pickle" % version for version in expected}
+    assert len(ca) == len(fields["ca_dirs"].split(", ")) >= (1 if flavor == "full" else 2)
+    for name in ca:
+        assert sum(n.startswith("python/aws_keepalive/ca/%s/" % name) and n.endswith(".0") for n in names) > 100
+
+
+def test_a_failed_release_leaves_the_previous_one_in_place(tmp_path):
+    """`release.py` failing part way (uv cannot install the locked wheels) leaves the folder it was to
+    replace as it was, file for file."""
+    folder = tmp_path / "release"
+    folder.mkdir()
+    (folder / "SHA256SUMS").write_text("previous\n")
+    (folder / "layers.json").write_text("{}\n")
+    completed = subprocess.run([sys.executable, "tools/release/release.py", "--uv", "/bin/false", "--out", str(folder)],
+                               cwd=REPO, capture_output=True, text=True, env=env())
+    assert completed.returncode != 0
+    assert sorted(os.listdir(folder)) == ["SHA256SUMS", "layers.json"]
+    assert (folder / "SHA256SUMS").read_text() == "previous\n"
+    assert sorted(os.listdir(tmp_path)) == ["release"]
+
+
+def test_a_changed_pin_is_refused_where_the_interpreter_is_installed(tmp_path):
+    """On a machine where the pinned interpreters are installed, `make release` with one digest changed in
+    tools/interpreters/cpython-maven.sha256 refuses (the installed jar was verified against another
+    digest), as a fresh clone would, and names the jar; it does not record the new digest anywhere."""
+    repo = clone(str(tmp_path / "clone"))
+    root = tmp_path / "pinned"
+    root.mkdir()
+    for minor in release_module.layer_minors():  # hard links: the clone's run cannot touch the shared files
+        subprocess.run(["cp", "-al", os.path.join(REPO, ".venv", "python-pinned", minor), str(root / minor)],
+                       check=True)
+    pins = os.path.join(repo, "tools", "interpreters", "cpython-maven.sha256")
+    coordinates = install_python.maven_coordinates("3.13")
+    digest = install_python.maven_pins()[coordinates]
+    with open(pins) as handle:
+        text = handle.read()
+    with open(pins, "w") as handle:
+        handle.write(text.replace(digest, "0" * 64))
+    completed = run_make_release(str(tmp_path / "build"), repo=repo, make_vars=["PINNED_ROOT=%s" % root])
+    assert completed.returncode != 0, completed.stdout
+    assert "is not the pinned %s" % ("0" * 64) in completed.stderr, completed.stderr
+    assert not os.path.exists(tmp_path / "build" / "release")
+
+
+@pytest.mark.parametrize("flavor", ["full", "hook"])
+def test_sbom_lists_every_package_with_the_hash_of_the_wheel_inside(release, flavor):
+    """Each SBOM's components are exactly the distributions inside its zip, each with one hash: the
+    hook's is the wheel's; each locked package's is the one of the lock's hashes that the package
+    index names as the wheel with the zip's WHEEL tag (not the sdist's, which is not inside); the zip
+    itself is the metadata component, with its sha256."""
     name = FULL if flavor == "full" else HOOK
     document = read_json(os.path.join(release, name + ".cdx.json"))
     assert document["bomFormat"] == "CycloneDX" and document["specVersion"] == "1.5"
@@ -80,10 +162,53 @@ def test_sbom_lists_every_package_with_its_locked_hashes(release, flavor):
     assert components["aws-python-keepalive"]["hashes"] == [{"alg": "SHA-256", "content": sums[WHEEL]}]
     locked = lock() if flavor == "full" else []
     assert len(components) == 1 + len(locked)
+    with zipfile.ZipFile(os.path.join(release, name)) as archive:
+        wheel_files = {n: archive.read(n).decode() for n in archive.namelist() if n.endswith(".dist-info/WHEEL")}
     for package, version, digests in locked:
         assert components[package]["version"] == version
         assert components[package]["purl"] == "pkg:pypi/%s@%s" % (sbom.normalize(package), version)
-        assert sorted(h["content"] for h in components[package]["hashes"]) == digests
+        (digest,) = [h["content"] for h in components[package]["hashes"]]
+        assert digest in digests
+        (wheel,) = [text for n, text in wheel_files.items() if sbom.normalize(n[len("python/"):].split("-")[0])
+                    == sbom.normalize(package)]
+        tags = re.findall(r"^Tag: (\S+)$", wheel, re.MULTILINE)
+        filename = {d: f for f, d in sbom.index_files(package).items()}[digest]
+        assert filename.endswith(".whl") and filename.startswith("%s-%s-" % (package.replace("-", "_"), version))
+        pythons, abi, platform = filename[:-len(".whl")].split("-")[-3:]
+        assert any("%s-%s-%s" % (python, abi, platform) in tags for python in pythons.split(".")), (filename, tags)
+
+
+def test_sbom_gives_licenses_suppliers_a_timestamp_and_the_dependency_graph(release):
+    """The full zip's SBOM gives every component a license and a supplier (from its METADATA), the
+    timestamp of the source's last commit (SOURCE_DATE_EPOCH unset), and the graph: the layer on
+    every component, and each package on what it requires (boto3 on botocore, jmespath, s3transfer;
+    botocore on jmespath, python-dateutil, urllib3; python-dateutil on six)."""
+    document = read_json(os.path.join(release, FULL + ".cdx.json"))
+    for component in document["components"] + [document["metadata"]["component"]]:
+        assert component["licenses"] and component["supplier"]["name"], component["name"]
+    components = {component["name"]: component for component in document["components"]}
+    assert components["boto3"]["licenses"] == [{"license": {"id": "Apache-2.0"}}]
+    assert components["boto3"]["supplier"]["name"] == "Amazon Web Services"
+    assert components["urllib3"]["licenses"] == [{"expression": "MIT"}]
+    commit_time = subprocess.run(["git", "-C", REPO, "log", "-1", "--format=%ct"], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    assert document["metadata"]["timestamp"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(commit_time)))
+    refs = {component["bom-ref"]: name for name, component in components.items()}
+    graph = {refs.get(entry["ref"], "layer"): sorted(refs[ref] for ref in entry["dependsOn"])
+             for entry in document["dependencies"]}
+    assert graph["layer"] == sorted(components)
+    assert graph["boto3"] == ["botocore", "jmespath", "s3transfer"]
+    assert graph["botocore"] == ["jmespath", "python-dateutil", "urllib3"]
+    assert graph["python-dateutil"] == ["six"]
+    assert graph["s3transfer"] == ["botocore"]
+    assert graph["aws-python-keepalive"] == graph["six"] == graph["urllib3"] == graph["jmespath"] == []
+
+
+def test_sbom_timestamp_is_source_date_epoch(release, monkeypatch):
+    """With SOURCE_DATE_EPOCH set, the SBOM's timestamp is that instant."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    document = sbom.document(os.path.join(release, HOOK), "0" * 64, "hook", VERSION, "0" * 64, [], [], "")
+    assert document["metadata"]["timestamp"] == "2023-11-14T22:13:20Z"
 
 
 @pytest.mark.parametrize("name", [FULL, HOOK])
@@ -110,7 +235,7 @@ def test_sbom_names_the_pinned_interpreters_that_compiled_the_bytecode(release, 
 def test_release_bytecode_is_what_the_pinned_build_compiles(release, tmp_path):
     """A .pyc in the release zip is byte for byte what the pinned CPython 3.13 build makes of its source
     (compiled as the release does): the bytecode comes from the interpreter the SBOM names."""
-    python, origin = install_python.ensure_pinned("3.13", os.path.join(REPO, ".venv", "python-pinned"))
+    python, origin, _ = install_python.ensure_pinned("3.13", os.path.join(REPO, ".venv", "python-pinned"))
     assert origin == "Maven Central " + install_python.maven_coordinates("3.13")
     source = "python/botocore/endpoint.py"
     compiled = "python/botocore/__pycache__/endpoint.cpython-313.pyc"

@@ -172,6 +172,20 @@ def test_schedule_and_table():
     assert table.splitlines()[0].startswith("| configuration") and "300.0 |" in table
 
 
+def test_tls_summary_per_service():
+    """Per service: tickets offered, the lifetime hints seen, and gap calls whose connection resumed
+    (what verify_app.py's tls_probe reported with each call)."""
+    def call(resumed, hint=3600):
+        return {"tls": {"dynamodb": [{"host": "h", "version": "TLSv1.3", "resumed": resumed, "ticket": True,
+                                      "lifetime_hint_s": hint}], "sts": []}}
+
+    summary = verify_aws.tls_summary({"steady": [call(False)], "gaps": [call(True), call(False, 7200),
+                                                                        {"tls": {"error": "x"}}]})
+    assert summary["dynamodb"] == {"tickets": True, "lifetime_hints_s": [3600, 7200], "versions": ["TLSv1.3"],
+                                   "gaps_resumed": 1, "gaps": 2}
+    assert summary["sts"]["gaps"] == 0 and summary["sts"]["tickets"] is False
+
+
 def test_the_function_reports_the_sdk_and_python_it_runs_on(tmp_path):
     """verify_app.runtime_sdk() in the stand-in runtime's own interpreter (its bundled-kind boto3 and
     real awslambdaric): the versions installed there, the Python build and the execution environment,

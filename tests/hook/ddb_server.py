@@ -43,6 +43,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.connection.settimeout(self.server.close_idle_after_s)
 
     def do_POST(self):
+        if self.server.tls_context is not None and not getattr(self, "_handshake_noted", False):
+            # The server's own view of each TLS connection: did it resume a session?
+            self._handshake_noted = True
+            with self.server.lock:
+                self.server.tls_resumed.append(self.connection.session_reused)
         length = int(self.headers.get("Content-Length", "0"))
         self.rfile.read(length)
         target = self.headers.get("X-Amz-Target", "")
@@ -137,6 +142,8 @@ class DynamoDBShapedServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         # one-off failure that says nothing about the path's idle timeout).
         self.reset_once = reset_once
         self.stale_hits = 0
+        # One entry per TLS connection that sent a request: True if its handshake resumed.
+        self.tls_resumed = []
         # True: every request is answered as a throttled one (400 ProvisionedThroughputExceededException).
         self.throttle = throttle
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)

@@ -110,8 +110,9 @@ def test_invalid_debug_value_warns_and_stays_off(capsys):
     assert "AWS_PYTHON_KEEPALIVE_DEBUG='verbose'" in capsys.readouterr().err
 
 
-# Parts that are on with the layer and have their own opt-out: trust.py, prepared.py.
-OPT_OUTS = [("AWS_PYTHON_KEEPALIVE_TRUST_ONCE", "trust_once"), ("AWS_PYTHON_KEEPALIVE_PREPARED", "prepared")]
+# Parts that are on with the layer and have their own opt-out: trust.py, prepared.py, resume.py.
+OPT_OUTS = [("AWS_PYTHON_KEEPALIVE_TRUST_ONCE", "trust_once"), ("AWS_PYTHON_KEEPALIVE_PREPARED", "prepared"),
+            ("AWS_PYTHON_KEEPALIVE_TLS_RESUME", "tls_resume")]
 
 
 @pytest.mark.parametrize("variable,attribute", OPT_OUTS)
@@ -149,6 +150,7 @@ def test_describe_names_every_setting():
     text = settings.Settings(learn=False, metrics=True, metrics_namespace="ns").describe()
     assert text.endswith("max_idle_s=300 learn=off metrics=ns")
     assert settings.Settings(prepared=False).describe().endswith("learn=on prepared=off")
+    assert settings.Settings(tls_resume=False).describe().endswith("learn=on tls_resume=off")
 
 
 @pytest.mark.parametrize("value,expected", [("", True), ("1", True), ("0", False), ("off", False)])

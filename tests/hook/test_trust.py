@@ -512,6 +512,29 @@ def test_client_certificate_rewritten_on_disk_is_presented_as_stock(trust_once, 
         rotating.list_tables()
 
 
+
+def test_client_certificate_rotated_after_a_connection_is_presented_on_its_reconnect(trust_once, tmp_path):
+    """The certificate files rewritten after the client connected (a rotation) with no failed call in
+    between: the pooled connection, dropped by the server and reconnected, presents the new
+    certificate, as stock's (urllib3 loads cert_file at each connect); here one the server refuses,
+    so the refusal shows which one was presented. Rotated back, the next send is accepted."""
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        cert, key = str(tmp_path / "rotating.pem"), str(tmp_path / "rotating.key")
+        shutil.copyfile(mtls.client_cert, cert)
+        shutil.copyfile(mtls.client_key, key)
+        rotating = client(mtls.server.url, mtls.ca_bundle, client_cert=(cert, key))
+        rotating.list_tables()
+        rotating.list_tables()  # the server closed the first connection: the same object reconnected
+        stranger = trustme.CA().issue_cert("stranger@example.com")
+        stranger.cert_chain_pems[0].write_to_path(cert)
+        stranger.private_key_pem.write_to_path(key)
+        with pytest.raises((SSLError, ConnectionClosedError)):
+            rotating.list_tables()
+        shutil.copyfile(mtls.client_cert, cert)
+        shutil.copyfile(mtls.client_key, key)
+        rotating.list_tables()
+
+
 # Two threads of one client with a client certificate against a server that demands one and closes
 # every connection after answering, for argv[1] seconds (tests/hook and the layer on sys.path).
 TWO_THREADS_CLIENT_CERT = """

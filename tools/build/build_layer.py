@@ -17,18 +17,20 @@ Steps, each a function below:
    trimmed build, the botocore/boto3 service models not asked for and their endpoints.json entries;
 4. write a hashed CA directory (tools/build/ca_dir.py) for each CA bundle the layer knows, into
    ``aws_keepalive/ca/<sha256 of the bundle>/``: the default bundle of every SDK named by
-   ``--ca-sdk`` (a hash-pinned lock: the layer's own SDK, the runtimes' bundled SDKs), i.e. the
+   ``flavor_sdks`` (a hash-pinned lock: the layer's own SDK, the runtimes' bundled SDKs), i.e. the
    cacert.pem botocore verifies with when the function names none (certifi's when the lock has
    certifi), taken from the installed wheels; trust.py recognises the bundle by content and lets
    OpenSSL read only the certificates a handshake needs (docs/trust.md);
 5. prepare what the SDK would list and parse at client creation (tools/build/prepare_data.py: the data
    folders' index, the top-level data files pre-parsed, into ``aws_keepalive/prepared-data/``):
-   the full flavor for its own staged SDK, the hook flavor for each SDK named by ``--prepared-sdk``
+   the full flavor for its own staged SDK, the hook flavor for each SDK ``flavor_sdks`` names
    (the runtimes' bundled SDKs, installed from their locks as in step 4); prepared.py recognises
    the imported botocore by release and by one listing of its data folder.  Then compile
-   bytecode with every supported CPython found on this machine;
-6. write the zip with fixed timestamps, permissions, order and compression, and print its sha256
-   and sizes.
+   bytecode with each interpreter the caller gives: tools/release/release.py, the one entry point
+   (``make layer``, ``make release``), gives the pinned Maven Central builds, never the machine's own;
+6. cut each ``*.dist-info/RECORD`` to the files left (``prune_records``), refuse a staged file that
+   names the clone or the staging folder, and write the zip with fixed timestamps, permissions,
+   order and compression; ``report`` prints its sha256 and sizes.
 
 Why the bytecode matters: ``/opt`` is read-only on Lambda, so without shipped ``.pyc`` every cold
 start recompiles boto3/botocore (~340 ms here).  The ``.pyc`` use ``unchecked-hash`` invalidation:
@@ -41,11 +43,12 @@ seed.  So each interpreter compiles with ``PYTHONHASHSEED=0``, in one process, f
 (compileall sorts), with ``-d /opt/python`` so that the recorded path is the one the file will
 have on Lambda, never the build folder.  Interpreters run in parallel (each is deterministic alone).
 
-Only the standard library is used, so the build runs on any of the supported interpreters.
+Only the standard library is used, so the build runs on any of the supported interpreters (a
+library: tools/release/release.py is the script).
 """
 
-import argparse
 import concurrent.futures
+import csv
 import gzip
 import json
 import os
@@ -238,6 +241,44 @@ def compile_bytecode(pythons, target):
     return sorted(versions, key=lambda v: tuple(int(part) for part in v.split(".")))
 
 
+def prune_records(target):
+    """Drop from every ``*.dist-info/RECORD`` the lines of files the build removed (prune, trim).
+
+    A RECORD names what its installer wrote, wherever: jmespath's lists ``../../bin/jp.py``, the
+    console script whose shebang uv rewrote to the builder's interpreter; the script is pruned, its
+    line stayed, and its hash named the clone's path, so two clones at different paths gave different
+    zips.  A line is kept only when its file is in the staged tree (so RECORD still lists every file
+    the distribution has in the layer, as installers and ``pip show -f`` expect)."""
+    for name in sorted(os.listdir(target)):
+        record = os.path.join(target, name, "RECORD")
+        if not (name.endswith(".dist-info") and os.path.isfile(record)):
+            continue
+        with open(record, encoding="utf-8", newline="") as handle:
+            lines = handle.read().splitlines(keepends=True)
+        kept = []
+        for line in lines:
+            path = next(csv.reader([line]), [""])[0]
+            full = os.path.normpath(os.path.join(target, path))
+            if path and full.startswith(target + os.sep) and os.path.isfile(full):
+                kept.append(line)
+        with open(record, "w", encoding="utf-8", newline="") as handle:
+            handle.writelines(kept)
+
+
+def refuse_build_paths(root, paths):
+    """Stop the build when a staged file holds one of ``paths`` (the clone, the staging folder): a zip that names its build machine is one nobody else can rebuild byte for byte."""
+    needles = [path.encode() for path in paths if len(path) > 1]
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as handle:
+                data = handle.read()
+            for needle in needles:
+                if needle in data:
+                    raise SystemExit("build_layer: %s names the build machine's %s: the zip would not be "
+                                     "reproducible elsewhere" % (os.path.relpath(os.path.join(folder, name), root),
+                                                                needle.decode()))
+
+
 def tree_entries(root):
     """Every folder and file under ``root`` as (relative posix path, is_dir), in sorted order."""
     entries = []
@@ -276,6 +317,29 @@ def megabytes(size):
 
 
 FLAVORS = ("full", "hook")
+# The layer's own lock, and the runtimes' bundled SDKs (lab/runtime-sdk/: what python3.X on Lambda
+# imports when the function bundles none).
+LAYER_LOCK = os.path.join(REPO, "layer", "requirements.txt")
+RUNTIME_SDK_DIR = os.path.join(REPO, "lab", "runtime-sdk")
+
+
+def runtime_sdk_locks():
+    return sorted(os.path.join(RUNTIME_SDK_DIR, name) for name in os.listdir(RUNTIME_SDK_DIR) if name.endswith(".txt"))
+
+
+def flavor_sdks(flavor):
+    """(CA locks, prepared locks) of a flavor: the SDKs whose default CA bundle gets a hashed directory
+    (step 4) and those whose data gets prepared from their own install (step 5).
+
+    One place for it, so that every entry point (``make layer``, ``make release``: both through
+    tools/release/release.py) builds the same zip.  The full layer serves its own pinned SDK's bundle
+    (the one its functions run with; ~0.2 MB each, and its zip is near the size budget) and prepares
+    its own staged SDK (in ``build``, after trimming); the hook flavor also serves and prepares the
+    runtimes' bundled SDKs, which are what it patches."""
+    if flavor == "hook":
+        runtimes = runtime_sdk_locks()
+        return [LAYER_LOCK] + runtimes, runtimes
+    return [LAYER_LOCK], []
 
 
 def prepared_releases(target):
@@ -303,12 +367,14 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     prune(target)
     if services:
         trim_services(target, services)
+    prune_records(target)
     ca_bundles = write_sdk_data(uv, ca_sdks, prepared_sdks, target, work, python) if ca_sdks or prepared_sdks else []
     if flavor == "full":
         # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
         # client creation (tools/build/prepare_data.py; read by aws_keepalive/prepared.py).
         prepare_data.prepare(target)
     versions = compile_bytecode(pythons, target)
+    refuse_build_paths(target, [REPO, os.path.abspath(work)])
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     files, unzipped = write_zip(work, out, repro_zip.zip_date_time())
     return {
@@ -325,30 +391,10 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     }
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uv", help="uv executable (full flavor)")
-    parser.add_argument("--requirements", help="hash-pinned requirements file (full flavor)")
-    parser.add_argument("--flavor", default="full", choices=FLAVORS, help="full: SDK + hook; hook: the hook alone")
-    parser.add_argument("--hook", required=True, help="folder holding the hook's files (layer/)")
-    parser.add_argument("--work", required=True, help="staging folder (emptied first)")
-    parser.add_argument("--out", required=True, help="zip to write")
-    parser.add_argument("--python", action="append", default=[], help="interpreter to compile bytecode with")
-    parser.add_argument("--services", default="", help="comma-separated botocore services to keep (default: all)")
-    parser.add_argument("--ca-sdk", action="append", default=[],
-                        help="hash-pinned SDK lock whose default CA bundle gets a hashed directory (repeatable)")
-    parser.add_argument("--prepared-sdk", action="append", default=[],
-                        help="hash-pinned SDK lock whose data gets prepared (tools/build/prepare_data.py; repeatable)")
-    args = parser.parse_args(argv)
-    if not args.python:
-        parser.error("at least one --python is needed (bytecode is what makes the layer start fast)")
-    if args.flavor == "full" and not (args.uv and args.requirements):
-        parser.error("the full flavor needs --uv and --requirements")
-    if (args.ca_sdk or args.prepared_sdk) and not args.uv:
-        parser.error("--ca-sdk and --prepared-sdk need --uv")
-    services = [name.strip() for name in args.services.split(",") if name.strip()]
-    result = build(args.uv, args.requirements, args.hook, args.work, args.out, args.python, services, args.flavor,
-                   args.ca_sdk, args.prepared_sdk)
+def report(result, rows_path):
+    """Print what ``build`` returned (the fields `make layer` shows; tests/build/conftest.py reads them)
+    and write it as rows to ``rows_path`` (build/layer.json, build/layer-hook.json: the sizes docs/ and
+    README quote, rendered by make docs)."""
     print("layer:    %s" % result["zip"])
     print("sha256:   %s" % result["sha256"])
     print("zipped:   %s" % megabytes(result["zipped"]))
@@ -356,13 +402,10 @@ def main(argv=None):
     print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
     print("ca_dirs:  %s" % (", ".join(name[:12] for name in result["ca_bundles"]) or "none"))
     print("prepared: botocore %s" % (", ".join(result["prepared"]) or "none"))
-    if args.flavor == "hook":
+    if result["flavor"] == "hook":
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:
         print("services: %s" % (",".join(result["services"]) if result["services"] else "all"))
-    # Beside the zip (build/layer.json, build/layer-hook.json): the sizes docs/ and README quote.
-    write_rows(os.path.splitext(args.out)[0] + ".json", [dict(result, zip=os.path.basename(result["zip"]))])
-
-
-if __name__ == "__main__":
-    main()
+    if result["services"]:
+        print("note:     trimmed to SERVICES: not the release's bytes (make release never trims)")
+    write_rows(rows_path, [dict(result, zip=os.path.basename(result["zip"]))])

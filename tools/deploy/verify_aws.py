@@ -17,7 +17,9 @@ your own path (NAT gateway, VPC endpoint, none) does to a pooled connection.  St
 4. invocations, all functions in each round: one warm-up (not counted), ``STEADY`` rounds
    ``SHORT_GAP_S`` apart, then ``GAPS`` rounds each after an idle ``GAP_S`` (> 350 s).  Each
    invocation: the function's own timing of its put(s), botocore's retries of them, errors;
-5. the layer's EMF records (NewConnections by reason, StaleReuses) from CloudWatch Logs;
+5. the layer's EMF records (NewConnections by reason, StaleReuses) from CloudWatch Logs, and per
+   service (DynamoDB, STS) whether its endpoint offered TLS tickets, their lifetime hint, and
+   whether the layer's connection replaced after each gap resumed its TLS session (tls_probe.py);
 6. the demo's table per handler, and build/verify-aws.json;
 7. the stack deleted (CloudFormation DeleteStack, waited for), also on Ctrl-C, SIGTERM or a failure:
    with it the functions' log groups (the template declares them, 1-day retention: Lambda would
@@ -182,7 +184,30 @@ def invoke(lambda_client, function):
         return {"ok": False, "put_ms": None, "retries": 0, "client_ms": client_ms, "error": payload}
     puts = payload["put_ms"] if isinstance(payload["put_ms"], list) else [payload["put_ms"]]
     return {"ok": True, "put_ms": sum(puts), "retries": payload.get("retries", 0), "client_ms": client_ms,
-            "error": None, "sdk": payload.get("sdk")}
+            "error": None, "sdk": payload.get("sdk"), "tls": payload.get("tls")}
+
+
+def tls_summary(calls):
+    """Per service, from one function's calls (tls_probe.py): whether the endpoint sent TLS tickets,
+    their lifetime hints, and how many gap-phase calls found their connection resumed."""
+    summary = {}
+    for phase in ("steady", "gaps"):
+        for call in calls.get(phase, []):
+            for service, connections in (call.get("tls") or {}).items():
+                if not isinstance(connections, list):
+                    continue
+                entry = summary.setdefault(service, {"tickets": False, "lifetime_hints_s": [],
+                                                     "versions": [], "gaps_resumed": 0, "gaps": 0})
+                for connection in connections:
+                    entry["tickets"] = entry["tickets"] or connection["ticket"]
+                    for key, value in (("lifetime_hints_s", connection["lifetime_hint_s"]),
+                                       ("versions", connection["version"])):
+                        if value is not None and value not in entry[key]:
+                            entry[key].append(value)
+                if phase == "gaps" and connections:
+                    entry["gaps"] += 1
+                    entry["gaps_resumed"] += any(connection["resumed"] for connection in connections)
+    return summary
 
 
 def schedule(lambda_client, functions, steady, short_gap_s, gaps, gap_s, sleep=time.sleep, out=sys.stderr):
@@ -337,6 +362,12 @@ def run(session, args):
             counts = emf["LayerOn" + suffix]
             print("\nlayer on, EMF: new connections by reason %s, stale reuses %d"
                   % (json.dumps(counts["NewConnections"], sort_keys=True), counts["StaleReuses"]))
+            for service, tls in sorted(tls_summary(records[names["LayerOn" + suffix]]).items()):
+                print("layer on, TLS to %s: %s, tickets %s, lifetime hint %s s, connection after a gap resumed "
+                      "in %d of %d calls" % (service, "/".join(tls["versions"]) or "?",
+                                             "offered" if tls["tickets"] else "not offered",
+                                             "/".join(str(v) for v in tls["lifetime_hints_s"]) or "-",
+                                             tls["gaps_resumed"], tls["gaps"]))
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as out:
             json.dump({"region": args.region, "memory_mb": args.memory_mb, "vpc": args.vpc, "gap_s": args.gap_s,

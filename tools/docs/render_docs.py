@@ -41,6 +41,7 @@ SOURCES = {
     "demo": ("demo.json", "make demo"),  # its plot, build/demo.png, goes to docs/ with it (PLOTS)
     "startup": ("startup.json", "make bench"),
     "bench-connect": ("bench-connect.json", "make bench-connect"),
+    "bench-tls-resume": ("bench-tls-resume.json", "make bench-tls-resume"),
     "bench-reuse": ("bench-reuse.json", "make bench-reuse"),
     "coldstart": ("coldstart.json", "make coldstart"),
     "coldstart-unknown": ("coldstart-unknown.json", "make coldstart-unknown"),
@@ -216,6 +217,20 @@ def view_connect(data):
             second + "\n\nThe first HTTPS connection of a fresh process (from the send's certificate setup to "
             "the TLS verdict; median of %s processes per cell):\n\n" % "/".join(str(n) for n in sorted(runs)) +
             third)
+
+
+def view_tls_resume(data):
+    """docs/trust.md, README: the replacement handshake, full vs TLS session resumed (resume.py)."""
+    bench = data["bench-tls-resume"]
+    rows = [(row["tls"].replace("TLSv", "TLS "), row["memory_mb"],
+             "%.2f / %.2f ms" % (row["full_cpu_ms"], row["resumed_cpu_ms"]), "**%.2f**" % row["cpu_x"],
+             "%.1f / %.1f ms" % (row["full_wall_ms"], row["resumed_wall_ms"]), "%.2f" % row["wall_x"],
+             "%d / %d" % (row["resumed_resumed"], bench["connections"])) for row in bench["rows"]]
+    return ("Median new connection (`connect()`: TCP + TLS to the verdict) of a client whose server "
+            "presents a %d-certificate RSA-2048 chain, full and resumed alternating in one process "
+            "(%s):\n\n" % (bench["chain_certificates"], bench["openssl"]) +
+            table(("server", "memory MB", "client CPU full / resumed", "CPU resumed / full",
+                   "wall full / resumed", "wall resumed / full", "handshakes resumed"), rows))
 
 
 def view_reuse(data):
@@ -484,6 +499,15 @@ def view_wheel(data):
         wheel["wheel"], wheel["sha256"], wheel["size"])
 
 
+def resumed_or_not(demo):
+    """", TLS session resumed (full handshake: X ms)" when the demo ran the no-packet gap phase with
+    TLS session resumption on and off (lab/experiments/demo/run.py NO_PACKETS_FULL); else ""."""
+    full = demo.get(("layer on, no packet leaves the frozen env, TLS resume off", "gaps"))
+    if full is None or full["p50_ms"] is None:
+        return ""
+    return " (TLS session resumed; %.1f ms with resumption off)" % full["p50_ms"]
+
+
 def view_headline(data):
     """README.md, "What it costs and saves": the few numbers a user weighs."""
     startup = data["startup"]["rows"]
@@ -501,7 +525,8 @@ def view_headline(data):
         ("one DynamoDB put after a frozen gap past the NAT timeout, p50 %s" % share, put("no layer", "gaps"),
          put("layer on", "gaps"), "`make demo`"),
         ("the same when no packet leaves the frozen environment", "(as above)",
-         put("layer on, no packet leaves the frozen env", "gaps") + ": one clean handshake", "`make demo`"),
+         put("layer on, no packet leaves the frozen env", "gaps") + ": one clean handshake"
+         + resumed_or_not(demo), "`make demo`"),
         ("one DynamoDB put, steady traffic (1/s), p50 %s" % share, "%.1f ms" % demo["no layer", "steady"]["p50_ms"],
          "%.1f ms" % demo["layer on", "steady"]["p50_ms"], "`make demo`"),
         ("retries in the fault soak (%d s of random gaps, resets, silent drops, restarts; %d puts)"
@@ -536,6 +561,7 @@ VIEWS = {
     "startup": (view_startup, ["startup"]),
     "connect": (view_connect, ["bench-connect"]),
     "reuse": (view_reuse, ["bench-reuse"]),
+    "tls-resume": (view_tls_resume, ["bench-tls-resume"]),
     "coldstart": (view_coldstart, ["coldstart"]),
     "coldstart-imports": (view_coldstart_imports, ["coldstart-parts"]),
     "coldstart-saved": (view_coldstart_saved, ["coldstart"]),

@@ -54,6 +54,8 @@ from tools.interpreters import find_python  # noqa: E402
 
 INSTALL_ROOT = find_python.INSTALL_ROOT
 STAMP = ".installed"
+# In a Maven prefix: the sha256 its jar was verified against (ensure_pinned compares it with the pin).
+VERIFIED = ".verified-sha256"
 LAYOUT = "1"  # bump when the unpacked layout changes: prefixes of an older layout are made again
 
 # CPython minor -> the Maven Central version of org.bytedeco:cpython (its <python>-<presets>).
@@ -109,17 +111,34 @@ def ensure(minor, root=INSTALL_ROOT, uv=None, mvn="mvn"):
         return find_python.from_install_root(minor, root), origin
 
 
-def ensure_pinned(minor, root, mvn="mvn"):
-    """The pinned Maven Central build of ``minor`` under ``root`` (made on first use, jar checked
-    against MAVEN_PINS), never uv's nor the machine's: what compiles a release's bytecode
-    (tools/release/release.py).  Returns (interpreter, origin) like ``ensure``."""
+def ensure_pinned(minor, root, mvn="mvn", pins_path=None):
+    """The pinned Maven Central build of ``minor`` under ``root``, never uv's nor the machine's: what
+    compiles every layer zip's bytecode (``make layer`` and ``make release``, tools/release/release.py).
+    Returns (interpreter, origin, the jar's verified sha256).
+
+    Checked on every call, not only at install: the prefix records the digest its jar was verified
+    against (``VERIFIED``); when the pins file (``pins_path``, default MAVEN_PINS) names another
+    digest, the jar is verified again (and the prefix made again from it), so an edited pin is
+    refused here exactly as on a fresh clone instead of being trusted because an older jar was.
+    Comparing two short strings costs nothing; hashing the ~40 MB jar happens only when they differ."""
+    pinned = maven_pins(pins_path).get(maven_coordinates(minor))
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "." + minor + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         origin = installed_origin(minor, root)
-        if origin != "Maven Central %s" % maven_coordinates(minor):
-            origin = _install(minor, root, None, mvn, sources=(install_from_maven,))
-        return find_python.from_install_root(minor, root), origin
+        if origin != "Maven Central %s" % maven_coordinates(minor) or verified_digest(minor, root) != pinned:
+            origin = _install(minor, root, None, mvn, sources=(
+                lambda minor, root, mvn, **_: install_from_maven(minor, root, mvn, pins_path=pins_path),))
+        return find_python.from_install_root(minor, root), origin, verified_digest(minor, root)
+
+
+def verified_digest(minor, root):
+    """The sha256 the installed Maven prefix's jar was verified against, or None."""
+    try:
+        with open(os.path.join(prefix_for(minor, root), VERIFIED)) as stamp:
+            return stamp.read().strip() or None
+    except OSError:
+        return None
 
 
 def _install(minor, root, uv, mvn, sources=None):
@@ -253,11 +272,13 @@ def maven_jar(minor, mvn="mvn", repository=None):
     return jar
 
 
-def install_from_maven(minor, root, mvn="mvn", **_):
+def install_from_maven(minor, root, mvn="mvn", pins_path=None, **_):
     jar = maven_jar(minor, mvn)
-    verify_jar(jar, minor)
+    digest = verify_jar(jar, minor, pins_path)
     log("unpacking %s into %s" % (os.path.basename(jar), prefix_for(minor, root)))
     unpack_maven(jar, minor, prefix_for(minor, root))
+    with open(os.path.join(prefix_for(minor, root), VERIFIED), "w") as stamp:
+        stamp.write(digest + "\n")
     return "Maven Central %s" % maven_coordinates(minor)
 
 

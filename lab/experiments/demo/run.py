@@ -17,7 +17,9 @@ What runs (everything on this machine, nothing reaches AWS):
   NAT timeout, the process frozen with SIGSTOP through the gap, as Lambda freezes it).
 * Optionally (``--no-packets``, on by default) one more layer-on configuration whose gap phase runs
   in the other freeze mode: no packet leaves the namespace during a gap (so keep-alive probes
-  cannot refresh the NAT and the layer's MAX_IDLE must replace the connection).
+  cannot refresh the NAT and the layer's MAX_IDLE must replace the connection), and the same with
+  TLS session resumption switched off (``AWS_PYTHON_KEEPALIVE_TLS_RESUME=0``): the replacement's
+  handshake resumed vs in full, side by side.
 
 Realism (issue 14): each environment runs at ``--memory-mb``'s CPU share (a cgroup quota,
 lab/standin/cpu_share.py; 1769 MB = 1 vCPU) with AWS_LAMBDA_FUNCTION_MEMORY_SIZE set to match, and verifies
@@ -64,6 +66,10 @@ AWS_SWITCH = Config("aws", "no layer, BOTOCORE_TCP_KEEPALIVE=true", layer=False,
 CONFIGS = [NO_LAYER, AWS_SWITCH, SWITCH_OFF, LAYER_ON]
 NO_PACKETS = Config("on-nopkt", "layer on, no packet leaves the frozen env", layer=True, on=True,
                     no_packets=True, steady=False)
+# The same with TLS session resumption off (resume.py): the replacement handshake in full, side by side.
+NO_PACKETS_FULL = Config("on-nopkt-full", "layer on, no packet leaves the frozen env, TLS resume off",
+                         layer=True, on=True, no_packets=True, steady=False,
+                         env={"AWS_PYTHON_KEEPALIVE_TLS_RESUME": "0"})
 
 
 @dataclass
@@ -127,7 +133,8 @@ def parse_args(argv):
                    help="the functions' memory size: CPU share (1769 MB = 1 vCPU) and "
                         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE (default %d; 0: no quota)" % MEMORY_MB)
     p.add_argument("--no-packets", action=argparse.BooleanOptionalAction, default=True,
-                   help="also run the layer-on gap phase with no packet leaving the frozen env")
+                   help="also run the layer-on gap phase with no packet leaving the frozen env "
+                        "(with and without TLS session resumption)")
     args = p.parse_args(argv)
     if args.gap is None:
         args.gap = args.nat_timeout + 2.0
@@ -142,7 +149,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if not begin("demo", args.python):
         return 1
-    configs = CONFIGS + ([NO_PACKETS] if args.no_packets else [])
+    configs = CONFIGS + ([NO_PACKETS, NO_PACKETS_FULL] if args.no_packets else [])
     botocore = runtime_botocore(args.python)
     not_run = {}
     missing = aws_switch_missing(botocore)
