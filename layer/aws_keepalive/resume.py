@@ -52,9 +52,10 @@ connection back (aio.py's ``_release``).
 Bounded and safe.  At most ``MAX_PER_CONTEXT`` sessions per context (a client talks to a few
 hosts); the oldest is dropped first.  No lock: each step is one dict operation, atomic under the
 GIL, so nothing can be held across fork.  A session past its lifetime (``time + timeout``) is
-dropped, not offered.  A ticket the server rejects costs what stock pays: OpenSSL completes the
-full handshake in the same connection.  A handshake that fails while a session was offered drops
-that key's session, so the retry botocore makes offers none.
+dropped, not offered, and so is one past the verified chain's earliest notAfter (a resumed
+handshake verifies no certificate; stock's full one would fail then).  A ticket the server
+rejects costs what stock pays: OpenSSL completes the full handshake in the same connection.
+A handshake that fails while a session was offered drops that key's session, so the retry botocore makes offers none.
 
 Children and restores.  Every entry carries the generation it was made in: SnapStart's restore
 (idle.restore_generation, bumped by snapstart.after_restore) and fork (``os.register_at_fork``)
@@ -75,7 +76,7 @@ from aws_keepalive import diagnostics, idle
 
 # Sessions per SSLContext (per client): a client talks to one or a few endpoints.
 MAX_PER_CONTEXT = 16
-# On a context: {key: (generation, session)}.
+# On a context: {key: (generation, session, when its verified chain's earliest certificate expires)}.
 SESSIONS = "_aws_keepalive_tls_sessions"
 # On a connection: the key its verified handshake may give a session to, until its first release.
 PENDING_KEY = "_aws_keepalive_tls_key"
@@ -229,13 +230,37 @@ def _keep(ssl_object, key):
     sessions = getattr(ssl_object.context, SESSIONS, None)
     if sessions is None:
         return
+    valid_until = _verified_until(ssl_object)
+    if valid_until is None:
+        return
     sessions.pop(key, None)  # re-inserted last: the oldest entry is the first in the dict
     while len(sessions) >= MAX_PER_CONTEXT:
         try:
             sessions.pop(next(iter(sessions)), None)
         except (StopIteration, RuntimeError):  # emptied or changed by another thread meanwhile
             break
-    sessions[key] = (generation(), session)
+    sessions[key] = (generation(), session, valid_until)
+
+
+def _verified_until(ssl_object):
+    """When the earliest certificate of the chain the handshake verified expires (seconds since
+    the epoch), or None (nothing to read: keep no session).
+
+    A resumed TLS 1.3 handshake verifies no certificate: the server sends none.  Stock's next full
+    handshake fails CERTIFICATE_VERIFY_FAILED once the server's certificate (or an intermediate)
+    has expired, so a session is never offered past the chain's earliest notAfter (review of
+    issue 30: a ticket outliving the leaf resumed where stock failed).  The verified chain is
+    ``get_verified_chain`` (public from 3.13, on the private ``_sslobj`` since 3.10); the leaf's
+    notAfter alone where neither exists."""
+    times = [ssl_object.getpeercert().get("notAfter")]
+    chain = getattr(ssl_object, "get_verified_chain", None)
+    if chain is None:
+        chain = getattr(getattr(ssl_object, "_sslobj", None), "get_verified_chain", None)
+    if chain is not None:
+        times += [certificate.get_info().get("notAfter") for certificate in chain()]
+    if not all(times):
+        return None
+    return min(ssl.cert_time_to_seconds(stamp) for stamp in times)
 
 
 # --- aiobotocore: aiohttp's connector ----------------------------------------------------------
@@ -292,8 +317,9 @@ def _offer_for(context, key):
     sessions = getattr(context, SESSIONS, None)
     entry = sessions.get(key) if sessions else None
     if entry is not None:
-        made_in, candidate = entry
-        if made_in == generation() and time.time() < candidate.time + candidate.timeout:
+        made_in, candidate, valid_until = entry
+        now = time.time()
+        if made_in == generation() and now < min(candidate.time + candidate.timeout, valid_until):
             session = candidate
         else:
             sessions.pop(key, None)

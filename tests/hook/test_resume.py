@@ -365,3 +365,28 @@ def test_a_rotated_client_certificate_is_never_resumed_past(layer, tmp_path):
                 assert mtls.server.tls_resumed == accepted
     finally:
         unpatch.trust()
+
+
+def test_a_session_is_never_offered_past_its_server_certificates_expiry(layer, tmp_path):
+    """The server's certificate expired after the session was made (the server still presents
+    it): stock's next full handshake fails CERTIFICATE_VERIFY_FAILED, so must the layer's -- a
+    resumed TLS 1.3 handshake verifies no certificate and would succeed."""
+    import datetime
+    import time
+
+    layer()
+    authority = trustme.CA()
+    expires = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) + datetime.timedelta(seconds=3)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    authority.issue_cert("localhost", not_after=expires).configure_cert(context)
+    bundle = str(tmp_path / "expiring-ca.pem")
+    authority.cert_pem.write_to_path(bundle)
+    with DynamoDBShapedServer(tls_context=context, close_after_response=True) as server:
+        ddb = client(server.url, bundle)
+        ddb.list_tables()
+        ddb.list_tables()
+        assert server.tls_resumed == [False, True]
+        time.sleep(max(0.0, expires.timestamp() - time.time()) + 1.5)
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            ddb.list_tables()
+        assert server.tls_resumed == [False, True]
