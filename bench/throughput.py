@@ -3,7 +3,9 @@
     make bench-throughput [BENCH_N=2000] [BENCH_RTT_MS=4] [BENCH_CONCURRENCY=32]
     .venv/bench/bin/python bench/throughput.py --items 2000 --rtt-ms 4 --concurrency 32 --json out.json
 
-Prints a table and writes the same rows to ``--json``; asserts nothing (tests/lab/
+Prints a table and writes the same rows to ``--json``; asserts nothing.  A put that fails (after the
+SDK's retries) is counted in its configuration's row (``failed``, and ``failures``: count per
+exception) and the run goes on; a worker that dies gets a row saying how (issue 31) (tests/lab/
 test_bench_throughput.py runs it small and checks the rows are consistent).
 
 The seed comparison (one of the articles this project started from, 10 000 DynamoDB writes:
@@ -34,6 +36,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -93,21 +96,32 @@ def run_configuration(ddb, name, worker_name, layer_on, networked, args):
         env = worker_env(ddb, layer_on, args.concurrency, memory_mb)
         from lab.standin import cpu_share
 
-        proc = cpu_share.run(command, memory_mb, env=env, capture_output=True, text=True,
-                             timeout=WORKER_TIMEOUT)
-        if proc.returncode != 0:
-            raise RuntimeError("%s failed (%d):\n%s" % (name, proc.returncode, proc.stderr[-3000:]))
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        try:
+            proc = cpu_share.run(command, memory_mb, env=env, capture_output=True, text=True,
+                                 timeout=WORKER_TIMEOUT)
+            out = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+            crash = None if out is not None else "exit %d: %s" % (
+                proc.returncode, (proc.stderr.strip().splitlines() or [""])[-1][:300])
+        except subprocess.TimeoutExpired:
+            out, crash = None, "timed out after %.0f s" % WORKER_TIMEOUT
         new_connections = netem.accepted if netem else None
     finally:
         if netem is not None:
             netem.stop()
+    if out is None:
+        # The worker itself died (not a put: those are counted in it): the row says so, the run
+        # goes on with the next configuration.
+        row = {"configuration": name, "items": 0, "items_per_s": 0.0, "p50_ms": None, "p99_ms": None,
+               "new_connections": new_connections, "pool_discards": None, "failed": None,
+               "failures": {"worker " + crash: 1}}
+        return row, {"layer_modules": []}
     latencies_ms = [s * 1000 for s in out["latencies_s"]]
     row = {"configuration": name, "items": out["items"],
            "items_per_s": round(out["items"] / out["elapsed_s"], 1),
-           "p50_ms": round(statistics.median(latencies_ms), 2),
-           "p99_ms": round(percentile(latencies_ms, 99), 2),
-           "new_connections": new_connections, "pool_discards": out["pool_discards"]}
+           "p50_ms": round(statistics.median(latencies_ms), 2) if latencies_ms else None,
+           "p99_ms": round(percentile(latencies_ms, 99), 2) if latencies_ms else None,
+           "new_connections": new_connections, "pool_discards": out["pool_discards"],
+           "failed": sum(out["failures"].values()), "failures": out["failures"]}
     return row, out
 
 
@@ -123,20 +137,28 @@ def article_ratio(name):
 
 def format_table(rows, args):
     sequential = next((r["items_per_s"] for r in rows if r["configuration"] == "sequential"), None)
-    head = "%-19s %6s %9s %8s %9s %9s %9s %9s %9s" % (
-        "configuration", "items", "items/s", "p50 ms", "p99 ms", "new conn", "discards", "ratio", "article")
+    head = "%-19s %6s %9s %8s %9s %9s %9s %7s %9s %9s" % (
+        "configuration", "items", "items/s", "p50 ms", "p99 ms", "new conn", "discards", "failed", "ratio",
+        "article")
     share = ("full CPU" if args.memory_mb is None else
              "clients at %d MB's CPU share (raw rows: full CPU)" % args.memory_mb)
     lines = ["PutItem throughput: N=%d, RTT %s ms, concurrency %d (DynamoDB Local over TLS behind Netem), %s"
              % (args.items, args.rtt_ms, args.concurrency, share), head, "-" * len(head)]
     for r in rows:
-        ratio = "%.1f" % (r["items_per_s"] / sequential) if sequential else "-"
+        ratio = "%.1f" % (r["items_per_s"] / sequential) if sequential and r["items_per_s"] else "-"
         article = article_ratio(r["configuration"])
-        lines.append("%-19s %6d %9.1f %8.2f %9.2f %9s %9d %9s %9s" % (
-            r["configuration"], r["items"], r["items_per_s"], r["p50_ms"], r["p99_ms"],
-            "-" if r["new_connections"] is None else r["new_connections"], r["pool_discards"], ratio,
+        lines.append("%-19s %6d %9.1f %8s %9s %9s %9s %7s %9s %9s" % (
+            r["configuration"], r["items"], r["items_per_s"], _number(r["p50_ms"]), _number(r["p99_ms"]),
+            _number(r["new_connections"]), _number(r["pool_discards"]), _number(r["failed"]), ratio,
             "-" if article is None else "%.1f" % article))
+    for r in rows:
+        for kind, count in sorted(r["failures"].items()):
+            lines.append("failed in %s: %d x %s" % (r["configuration"], count, kind))
     return "\n".join(lines)
+
+
+def _number(value):
+    return "-" if value is None else value if isinstance(value, int) else "%.2f" % value
 
 
 def main(argv=None):

@@ -27,10 +27,12 @@ then the clock runs over exactly ``items`` puts. Per put: its latency. Pool disc
 
 import argparse
 import asyncio
+import collections
 import itertools
 import json
 import logging
 import os
+import re
 import site
 import ssl
 import sys
@@ -56,6 +58,28 @@ class _DiscardCounter(logging.Handler):
             self.count += 1
 
 
+class Failures:
+    """Every put that raised (after the SDK's own retries): how many, by exception type and message
+    (the first line, addresses and ports cut off so that alike failures count together).  The run
+    goes on: a failed put is counted here, not in the latencies (issue 31: one failure used to abort
+    the whole benchmark without saying which configuration met it)."""
+
+    def __init__(self):
+        self.by_kind = collections.Counter()
+        self.lock = threading.Lock()
+
+    def add(self, error):
+        message = re.sub(r"0x[0-9a-f]+|:\d{2,5}\b", "", str(error).splitlines()[0] if str(error) else "")
+        with self.lock:
+            self.by_kind["%s: %s" % (type(error).__name__, message[:200])] += 1
+
+    def as_json(self):
+        return dict(self.by_kind)
+
+
+FAILURES = Failures()
+
+
 def _item(i):
     return {"pk": {"S": "%s-%d" % (uuid.uuid4().hex, i)}, "n": {"N": str(i)}}
 
@@ -73,7 +97,11 @@ def run_boto3(args, threads):
         mine = []
         while next(counter) < args.items:
             t0 = time.perf_counter()
-            client.put_item(TableName=args.table, Item=_item(0))
+            try:
+                client.put_item(TableName=args.table, Item=_item(0))
+            except Exception as error:
+                FAILURES.add(error)
+                continue
             mine.append(time.perf_counter() - t0)
         with lock:
             latencies.extend(mine)
@@ -99,7 +127,11 @@ async def _aiobotocore(args):
         async def work():
             while next(counter) < args.items:
                 t0 = time.perf_counter()
-                await client.put_item(TableName=args.table, Item=_item(0))
+                try:
+                    await client.put_item(TableName=args.table, Item=_item(0))
+                except Exception as error:
+                    FAILURES.add(error)
+                    continue
                 latencies.append(time.perf_counter() - t0)
 
         started = time.perf_counter()
@@ -190,6 +222,7 @@ def main(argv=None):
     layer_modules = sorted(m for m in sys.modules if m.startswith("aws_keepalive"))
     print(json.dumps({"configuration": name, "items": len(latencies), "elapsed_s": elapsed,
                       "latencies_s": latencies, "pool_discards": discards.count,
+                      "failures": FAILURES.as_json(),
                       "layer_modules": layer_modules}))
     return 0
 

@@ -24,7 +24,8 @@ server_hostname=...)``, with no session argument.  So:
   a TLS 1.3 server sends its tickets after the handshake, and the client reads them with the
   first response, so right after ``connect()`` there is nothing to resume yet.
 
-Key: (host, port, SNI, ca_certs, ca_cert_dir, ca_cert_data, cert_file, key_file), per context --
+Key: (host, port, SNI, ca_certs, ca_cert_dir, ca_cert_data, the client certificate's files and what
+they hold now), per context --
 and only for a connection that verifies as stock would: the pool asks for CERT_REQUIRED, no
 fingerprint pinning, no ``assert_hostname`` override, and urllib3 said ``is_verified`` after the
 handshake (its hostname check included).  ``verify=False`` (CERT_NONE) connections neither offer
@@ -51,9 +52,10 @@ connection back (aio.py's ``_release``).
 Bounded and safe.  At most ``MAX_PER_CONTEXT`` sessions per context (a client talks to a few
 hosts); the oldest is dropped first.  No lock: each step is one dict operation, atomic under the
 GIL, so nothing can be held across fork.  A session past its lifetime (``time + timeout``) is
-dropped, not offered.  A ticket the server rejects costs what stock pays: OpenSSL completes the
-full handshake in the same connection.  A handshake that fails while a session was offered drops
-that key's session, so the retry botocore makes offers none.
+dropped, not offered, and so is one past the verified chain's earliest notAfter (a resumed
+handshake verifies no certificate; stock's full one would fail then).  A ticket the server
+rejects costs what stock pays: OpenSSL completes the full handshake in the same connection.
+A handshake that fails while a session was offered drops that key's session, so the retry botocore makes offers none.
 
 Children and restores.  Every entry carries the generation it was made in: SnapStart's restore
 (idle.restore_generation, bumped by snapstart.after_restore) and fork (``os.register_at_fork``)
@@ -74,10 +76,13 @@ from aws_keepalive import diagnostics, idle
 
 # Sessions per SSLContext (per client): a client talks to one or a few endpoints.
 MAX_PER_CONTEXT = 16
-# On a context: {key: (generation, session)}.
+# On a context: {key: (generation, session, when its verified chain's earliest certificate expires)}.
 SESSIONS = "_aws_keepalive_tls_sessions"
 # On a connection: the key its verified handshake may give a session to, until its first release.
 PENDING_KEY = "_aws_keepalive_tls_key"
+# trust.CLIENT_CERT (not imported: trust.py is imported only when AWS_PYTHON_KEEPALIVE_TRUST_ONCE is
+# on; tests/hook/test_resume.py pins that both name the same attribute).
+CLIENT_CERT = "_aws_keepalive_client_cert"
 
 enabled = False  # set by patch.apply when AWS_PYTHON_KEEPALIVE_TLS_RESUME is on
 _forks = 0
@@ -115,16 +120,33 @@ def key_of(conn):
     server_hostname = getattr(conn, "server_hostname", None) or host
     if isinstance(server_hostname, str):
         server_hostname = server_hostname.rstrip(".")  # what urllib3 2.x passes to wrap_socket
+    cert_file, key_file = getattr(conn, "cert_file", None), getattr(conn, "key_file", None)
     return (
         host,
         getattr(conn, "port", None),
         getattr(conn, "ca_certs", None),
         getattr(conn, "ca_cert_dir", None),
         getattr(conn, "ca_cert_data", None),
-        getattr(conn, "cert_file", None),
-        getattr(conn, "key_file", None),
+        # The client certificate, as files *and* as what they hold now: a resumed session keeps the
+        # identity of the handshake that made it, so a rotated certificate (stock presents the new
+        # one at the next connect) must not resume a session made with the old one.  urllib3 loads
+        # cert_file per connection; trust.py records what it loaded into the context once
+        # (trust.CLIENT_CERT: cert file, key file, their identities then).
+        cert_file, key_file, _identity(cert_file), _identity(key_file),
+        getattr(context, CLIENT_CERT, None),
         server_hostname,  # last: the offer matches wrap_socket's server_hostname against it
     )
+
+
+def _identity(path):
+    """(device, inode, size, mtime) of a client-certificate file, or None (no file, none set)."""
+    if not path:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def before_connect(conn):
@@ -208,13 +230,37 @@ def _keep(ssl_object, key):
     sessions = getattr(ssl_object.context, SESSIONS, None)
     if sessions is None:
         return
+    valid_until = _verified_until(ssl_object)
+    if valid_until is None:
+        return
     sessions.pop(key, None)  # re-inserted last: the oldest entry is the first in the dict
     while len(sessions) >= MAX_PER_CONTEXT:
         try:
             sessions.pop(next(iter(sessions)), None)
         except (StopIteration, RuntimeError):  # emptied or changed by another thread meanwhile
             break
-    sessions[key] = (generation(), session)
+    sessions[key] = (generation(), session, valid_until)
+
+
+def _verified_until(ssl_object):
+    """When the earliest certificate of the chain the handshake verified expires (seconds since
+    the epoch), or None (nothing to read: keep no session).
+
+    A resumed TLS 1.3 handshake verifies no certificate: the server sends none.  Stock's next full
+    handshake fails CERTIFICATE_VERIFY_FAILED once the server's certificate (or an intermediate)
+    has expired, so a session is never offered past the chain's earliest notAfter (review of
+    issue 30: a ticket outliving the leaf resumed where stock failed).  The verified chain is
+    ``get_verified_chain`` (public from 3.13, on the private ``_sslobj`` since 3.10); the leaf's
+    notAfter alone where neither exists."""
+    times = [ssl_object.getpeercert().get("notAfter")]
+    chain = getattr(ssl_object, "get_verified_chain", None)
+    if chain is None:
+        chain = getattr(getattr(ssl_object, "_sslobj", None), "get_verified_chain", None)
+    if chain is not None:
+        times += [certificate.get_info().get("notAfter") for certificate in chain()]
+    if not all(times):
+        return None
+    return min(ssl.cert_time_to_seconds(stamp) for stamp in times)
 
 
 # --- aiobotocore: aiohttp's connector ----------------------------------------------------------
@@ -271,8 +317,9 @@ def _offer_for(context, key):
     sessions = getattr(context, SESSIONS, None)
     entry = sessions.get(key) if sessions else None
     if entry is not None:
-        made_in, candidate = entry
-        if made_in == generation() and time.time() < candidate.time + candidate.timeout:
+        made_in, candidate, valid_until = entry
+        now = time.time()
+        if made_in == generation() and now < min(candidate.time + candidate.timeout, valid_until):
             session = candidate
         else:
             sessions.pop(key, None)

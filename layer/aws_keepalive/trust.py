@@ -166,6 +166,14 @@ def _make_setup_ssl_cert(original):
         original(self, conn, url, verify)
         try:
             client_cert_changed(conn)
+        except Exception as error:
+            # The files went back to the pool first: urllib3 loads them per connection, as stock.
+            diagnostics.report_once(
+                "client cert rotated",
+                "could not load the rotated client certificate once: %r; urllib3 loads it per connection"
+                % (error,),
+            )
+        try:
             apply(conn)
         except Exception as error:
             original(self, conn, url, verify)  # botocore's settings again, as if never touched

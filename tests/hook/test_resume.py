@@ -324,3 +324,69 @@ def test_a_failure_inside_is_reported_once_and_calls_go_on(layer, tmp_path, monk
     assert resumed == [False, False, False]
     warnings = [line for line in capsys.readouterr().err.splitlines() if "TLS session resumption failed" in line]
     assert len(warnings) == 1 and "injected" in warnings[0]
+
+
+def test_a_rotated_client_certificate_is_never_resumed_past(layer, tmp_path):
+    """mTLS with trust.py's once-per-client certificate load: after the certificate files are
+    rewritten with one the server refuses, the next connection presents it (refused, as stock's),
+    not a session resumed from the old certificate's handshake; rotated back, it is accepted."""
+    import shutil
+
+    from aws_keepalive import trust
+    from botocore.exceptions import ConnectionClosedError
+    from test_trust import MutualTlsServer
+    from test_trust import client as trust_client
+
+    assert resume.CLIENT_CERT == trust.CLIENT_CERT
+    layer()
+    trust.patch(settings.Settings(), None, None)
+    try:
+        with MutualTlsServer(tmp_path, "m") as mtls:
+            stranger = trustme.CA().issue_cert("stranger@example.com")
+            stranger_cert, stranger_key = str(tmp_path / "stranger.pem"), str(tmp_path / "stranger.key")
+            stranger.cert_chain_pems[0].write_to_path(stranger_cert)
+            stranger.private_key_pem.write_to_path(stranger_key)
+            cert, key = str(tmp_path / "rotating.pem"), str(tmp_path / "rotating.key")
+            rotating = None
+            # Accepted, then rotated to the stranger (refused), then back (accepted, in full).
+            for source_cert, source_key, accepted in ((mtls.client_cert, mtls.client_key, [False, True]),
+                                                      (stranger_cert, stranger_key, [False, True]),
+                                                      (mtls.client_cert, mtls.client_key, [False, True, False])):
+                shutil.copyfile(source_cert, cert)
+                shutil.copyfile(source_key, key)
+                rotating = rotating or trust_client(mtls.server.url, mtls.ca_bundle, client_cert=(cert, key))
+                if source_cert == stranger_cert:
+                    with pytest.raises((SSLError, ConnectionClosedError)):
+                        rotating.list_tables()
+                else:
+                    rotating.list_tables()
+                    if len(accepted) == 2:
+                        rotating.list_tables()
+                assert mtls.server.tls_resumed == accepted
+    finally:
+        unpatch.trust()
+
+
+def test_a_session_is_never_offered_past_its_server_certificates_expiry(layer, tmp_path):
+    """The server's certificate expired after the session was made (the server still presents
+    it): stock's next full handshake fails CERTIFICATE_VERIFY_FAILED, so must the layer's -- a
+    resumed TLS 1.3 handshake verifies no certificate and would succeed."""
+    import datetime
+    import time
+
+    layer()
+    authority = trustme.CA()
+    expires = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) + datetime.timedelta(seconds=3)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    authority.issue_cert("localhost", not_after=expires).configure_cert(context)
+    bundle = str(tmp_path / "expiring-ca.pem")
+    authority.cert_pem.write_to_path(bundle)
+    with DynamoDBShapedServer(tls_context=context, close_after_response=True) as server:
+        ddb = client(server.url, bundle)
+        ddb.list_tables()
+        ddb.list_tables()
+        assert server.tls_resumed == [False, True]
+        time.sleep(max(0.0, expires.timestamp() - time.time()) + 1.5)
+        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+            ddb.list_tables()
+        assert server.tls_resumed == [False, True]

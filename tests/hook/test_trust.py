@@ -513,16 +513,22 @@ def test_client_certificate_rewritten_on_disk_is_presented_as_stock(trust_once, 
 
 
 
+def client_with_copied_certificate(mtls, tmp_path):
+    """(cert path, key path, client): a client whose client_cert files are copies of the server's
+    accepted pair, at paths a test may rewrite (a rotation)."""
+    cert, key = str(tmp_path / "rotating.pem"), str(tmp_path / "rotating.key")
+    shutil.copyfile(mtls.client_cert, cert)
+    shutil.copyfile(mtls.client_key, key)
+    return cert, key, client(mtls.server.url, mtls.ca_bundle, client_cert=(cert, key))
+
+
 def test_client_certificate_rotated_after_a_connection_is_presented_on_its_reconnect(trust_once, tmp_path):
     """The certificate files rewritten after the client connected (a rotation) with no failed call in
     between: the pooled connection, dropped by the server and reconnected, presents the new
     certificate, as stock's (urllib3 loads cert_file at each connect); here one the server refuses,
     so the refusal shows which one was presented. Rotated back, the next send is accepted."""
     with MutualTlsServer(tmp_path, "m") as mtls:
-        cert, key = str(tmp_path / "rotating.pem"), str(tmp_path / "rotating.key")
-        shutil.copyfile(mtls.client_cert, cert)
-        shutil.copyfile(mtls.client_key, key)
-        rotating = client(mtls.server.url, mtls.ca_bundle, client_cert=(cert, key))
+        cert, key, rotating = client_with_copied_certificate(mtls, tmp_path)
         rotating.list_tables()
         rotating.list_tables()  # the server closed the first connection: the same object reconnected
         stranger = trustme.CA().issue_cert("stranger@example.com")
@@ -532,6 +538,28 @@ def test_client_certificate_rotated_after_a_connection_is_presented_on_its_recon
             rotating.list_tables()
         shutil.copyfile(mtls.client_cert, cert)
         shutil.copyfile(mtls.client_key, key)
+        rotating.list_tables()
+
+
+
+def test_half_rotated_client_certificate_is_reported_as_such(trust_once, tmp_path, monkeypatch):
+    """A certificate rotated before its key (a pair that does not match yet): the send fails as
+    stock's does, and the one warning names the client certificate (it said "CA bundle"); once
+    the key follows, the next send presents the new pair."""
+    from aws_keepalive import diagnostics
+
+    warnings = []
+    monkeypatch.setattr(diagnostics, "_reported", set())
+    monkeypatch.setattr(diagnostics, "_emit", lambda level, message, fields: warnings.append(message))
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        cert, key, rotating = client_with_copied_certificate(mtls, tmp_path)
+        rotating.list_tables()
+        other = trustme.CA().issue_cert("other@example.com")
+        other.cert_chain_pems[0].write_to_path(cert)
+        with pytest.raises((SSLError, ConnectionClosedError)):
+            rotating.list_tables()
+        assert len(warnings) == 1 and "client certificate" in warnings[0], warnings
+        shutil.copyfile(mtls.client_cert, cert)
         rotating.list_tables()
 
 

@@ -1,5 +1,6 @@
-"""Undo patch._patch_connection_pool in a test process: botocore's connection and pool classes as
-they were (tests/hook/test_resume.py, tests/build/test_tls_probe.py)."""
+"""Undo the layer's patches in a test process: botocore's connection and pool classes as they were
+before patch._patch_connection_pool, URLLib3Session's certificate setup before trust.patch
+(tests/hook/test_resume.py, tests/build/test_tls_probe.py)."""
 
 from aws_keepalive import wrap
 
@@ -13,3 +14,12 @@ def connection_pool():
             original = getattr(vars(owner).get(name), wrap.WRAPPED, None)
             if original is not None:
                 setattr(owner, name, original)
+
+
+def trust():
+    from botocore.httpsession import URLLib3Session
+
+    for name in ("_setup_ssl_cert", "_get_pool_manager_kwargs"):
+        original = getattr(vars(URLLib3Session).get(name), wrap.WRAPPED, None)
+        if original is not None:
+            setattr(URLLib3Session, name, original)

@@ -14,7 +14,8 @@ BENCH_PY = os.path.join(REPO, ".venv", "bench", "bin", "python")
 ITEMS = 100
 CONCURRENCY = 32
 BOTOCORE_POOL = 10  # botocore's default max_pool_connections
-FIELDS = {"configuration", "items", "items_per_s", "p50_ms", "p99_ms", "new_connections", "pool_discards"}
+FIELDS = {"configuration", "items", "items_per_s", "p50_ms", "p99_ms", "new_connections", "pool_discards",
+          "failed", "failures"}
 ORDER = ["sequential", "threads-stock", "threads-layer", "aiobotocore-stock", "aiobotocore-layer", "raw",
          "raw-no-network"]
 
@@ -42,7 +43,7 @@ def test_every_configuration_has_one_row_with_the_documented_fields(bench):
     assert [row["configuration"] for row in data["rows"]] == ORDER
     for row in data["rows"]:
         assert set(row) == FIELDS, row
-        assert row["items"] == ITEMS, row
+        assert row["items"] == ITEMS and row["failed"] == 0 and row["failures"] == {}, row
         assert row["items_per_s"] > 0 and 0 < row["p50_ms"] <= row["p99_ms"], row
         assert row["configuration"] in stdout  # the printed table holds the same rows
 

@@ -119,3 +119,40 @@ def test_reopen_upstream_hides_the_servers_idle_close(reopen):
                     assert s.recv(10) == b""
     finally:
         server.close()
+
+
+def test_a_slow_client_handshake_is_not_cut(echo_server):
+    """A client that stalls 11 s in the middle of its handshake (a CPU-starved function: after its
+    ClientHello, before its Finished) still completes it and gets its bytes relayed: the front
+    leaves it to the client's own timeouts (it closed such a connection after 10 s, which botocore
+    reported as UNEXPECTED_EOF_WHILE_READING, issue 31)."""
+    with TLSFront(echo_server.address) as tls:
+        context = ssl.create_default_context(cafile=tls.ca_bundle_path)
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        client = context.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+        with socket.create_connection(tls.address, timeout=30) as raw:
+            stalled = False
+            while True:
+                try:
+                    client.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    pass
+                raw.sendall(outgoing.read())
+                if not stalled:
+                    time.sleep(11)
+                    stalled = True
+                data = raw.recv(65536)
+                assert data, "the front closed the connection during the handshake"
+                incoming.write(data)
+            client.write(b"late")
+            raw.sendall(outgoing.read())
+            echoed = b""
+            while len(echoed) < 4:
+                try:
+                    echoed += client.read(4)
+                except ssl.SSLWantReadError:
+                    data = raw.recv(65536)
+                    assert data, "the front closed the connection it had not finished handshaking"
+                    incoming.write(data)
+            assert echoed == b"late"
