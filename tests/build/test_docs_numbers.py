@@ -134,3 +134,23 @@ def test_rendered_sizes_are_near_this_checkouts_builds(layer, hook_layer, tmp_pa
     stale = {name: (recorded[name], built[name]) for name in built
              if abs(built[name] - recorded[name]) > 0.10 * recorded[name]}
     assert not stale, "docs/data's sizes (recorded, built) are stale: %s" % stale
+
+
+def test_take_files_a_coldstart_run_by_the_runtime_release_it_measured(tmp_path):
+    """make coldstart's file is taken only when its runtime copy is a release the measured hook zip
+    prepares, make coldstart-unknown's only when it is not: README's row says which is which."""
+    build, data = tmp_path / "build", tmp_path / "data"
+    build.mkdir()
+    run = {"finished": "2026-11-26T10:00:00Z"}
+
+    def write(name, release):
+        rows = [{"variant": "runtime_copy", "botocore": release}, {"variant": "hook_layer", "botocore": release}]
+        (build / name).write_text(json.dumps({"measured_on": run, "hook_prepared": ["1.40.4", "1.42.97"],
+                                              "rows": rows}))
+
+    write("coldstart.json", "1.41.5")
+    write("coldstart-unknown.json", "1.42.97")
+    assert render_docs.take(str(build), str(data)) == []
+    write("coldstart.json", "1.42.97")
+    write("coldstart-unknown.json", "1.41.5")
+    assert render_docs.take(str(build), str(data)) == ["coldstart", "coldstart-unknown"]
