@@ -22,7 +22,9 @@ server_hostname=...)``, with no session argument.  So:
   ``_create_connection`` by aio.py).  Any other caller of the context gets stock's call;
 * a session is taken from a connection when it first goes back to its pool (``sock.session``):
   a TLS 1.3 server sends its tickets after the handshake, and the client reads them with the
-  first response, so right after ``connect()`` there is nothing to resume yet.
+  first response, so right after ``connect()`` there is nothing to resume yet.  Only from a full
+  handshake made while nothing live is cached for its key (see _connected: reading a session
+  costs about what resuming saves).
 
 Key: (host, port, SNI, ca_certs, ca_cert_dir, ca_cert_data, the client certificate's files and what
 they hold now), per context --
@@ -54,8 +56,10 @@ hosts); the oldest is dropped first.  No lock: each step is one dict operation, 
 GIL, so nothing can be held across fork.  A session past its lifetime (``time + timeout``) is
 dropped, not offered, and so is one past the verified chain's earliest notAfter (a resumed
 handshake verifies no certificate; stock's full one would fail then).  A ticket the server
-rejects costs what stock pays: OpenSSL completes the full handshake in the same connection.
-A handshake that fails while a session was offered drops that key's session, so the retry botocore makes offers none.
+rejects: OpenSSL completes the full handshake in the same connection, at ~1.2x its client CPU,
+so refusals in a row back off (_note_refusal): a server that refuses every ticket costs stock's
+handshakes plus one refused offer per 64 connections.  A handshake that fails while a session
+was offered drops that key's session, so the retry botocore makes offers none.
 
 Children and restores.  Every entry carries the generation it was made in: SnapStart's restore
 (idle.restore_generation, bumped by snapstart.after_restore) and fork (``os.register_at_fork``)
@@ -78,8 +82,12 @@ from aws_keepalive import diagnostics, idle
 MAX_PER_CONTEXT = 16
 # On a context: {key: (generation, session, when its verified chain's earliest certificate expires)}.
 SESSIONS = "_aws_keepalive_tls_sessions"
-# On a connection: (the key its verified handshake may give a session to, the verified chain's expiry
-# it inherited when it resumed, else None), until its first release.
+# On a context: {key: (refusals in a row, connections still to open without an offer)}: the back-off
+# after the server refused an offered session (_connected).
+REFUSED = "_aws_keepalive_tls_refused"
+# At most 2**MAX_BACKOFF_SHIFT - 1 connections open without an offer after refusals in a row.
+MAX_BACKOFF_SHIFT = 6
+# On a connection: the key its verified full handshake gives a session to, until its first release.
 PENDING_KEY = "_aws_keepalive_tls_key"
 # trust.CLIENT_CERT (not imported: trust.py is imported only when AWS_PYTHON_KEEPALIVE_TRUST_ONCE is
 # on; tests/hook/test_resume.py pins that both name the same attribute).
@@ -190,7 +198,7 @@ def _connected(owner, ssl_object, token, failed):
     first release."""
     if token is None:
         return None
-    context, key, session, valid_until = token
+    context, key, session = token
     if failed:
         if session is not None:
             sessions = getattr(context, SESSIONS, None)
@@ -200,29 +208,62 @@ def _connected(owner, ssl_object, token, failed):
     if ssl_object is None:
         return None
     resumed = session is not None and ssl_object.session_reused
-    # A resumed handshake verified no chain (get_verified_chain is None): its session inherits the
-    # expiry of the chain the session it resumed was verified with.
-    setattr(owner, PENDING_KEY, (key, valid_until if resumed else None))
+    sessions = getattr(context, SESSIONS, None)
+    if session is not None and not resumed and sessions is not None:
+        sessions.pop(key, None)  # refused: this connection's full handshake gives the next one
+    # Only a full handshake with nothing live cached for the key gives its session: reading
+    # ``SSLSocket.session`` costs ~0.45-0.7 ms of client CPU here (CPython copies the session
+    # through i2d/d2i, peer certificate included), which ate nearly all a resumption saves when
+    # every new connection paid it (loopback, CPython 3.12, OpenSSL 3.0.19, client CPU per
+    # connection: offer + keep 0.97x stock's full handshake, offer alone 0.78x).  A resumed
+    # connection's server verified no chain, so its ticket is also the wrong one to keep past the
+    # first: the cached session is offered again (TLS 1.3 tickets are reusable unless the server
+    # refuses a second use -- then the refusal back-off below applies) until its lifetime ends.
+    if not resumed and (sessions is None or key not in sessions):
+        setattr(owner, PENDING_KEY, key)
     if session is None:
         return "full"
+    _note_refusal(context, key, not resumed)
     return "resumed" if resumed else "not resumed"
+
+
+def _note_refusal(context, key, refused):
+    """A refused offer is not free: OpenSSL 3's full handshake after a refused PSK costs the client
+    ~1.2x the CPU of one that offered nothing (measured on loopback, CPython 3.12, OpenSSL 3.0:
+    2.96 vs 2.47 ms median), so a server that refuses every ticket (a fleet that shares no ticket
+    keys) would make each new connection dearer than stock's.  After n refusals in a row the next
+    2**(n-1) - 1 connections (at most 63) offer nothing, as stock; one resumption ends the
+    back-off.  (A single refusal -- a restarted server -- costs no skipped offer.)"""
+    backoffs = getattr(context, REFUSED, None)
+    if backoffs is None:
+        return
+    if not refused:
+        backoffs.pop(key, None)
+        return
+    streak = backoffs.pop(key, (0, 0))[0] + 1
+    while len(backoffs) >= MAX_PER_CONTEXT:
+        try:
+            backoffs.pop(next(iter(backoffs)), None)
+        except (StopIteration, RuntimeError):  # emptied or changed by another thread meanwhile
+            break
+    backoffs[key] = (streak, 2 ** min(streak - 1, MAX_BACKOFF_SHIFT) - 1)
 
 
 def after_release(conn):
     """When a connection first goes back to its pool: keep its session (the TLS 1.3 tickets came
     with the first response).  Once per connection; cheap no-op for every later release."""
-    pending = getattr(conn, PENDING_KEY, None)
-    if pending is None:
+    key = getattr(conn, PENDING_KEY, None)
+    if key is None:
         return
     setattr(conn, PENDING_KEY, None)
     sock = getattr(conn, "sock", None)
     if isinstance(sock, ssl.SSLSocket):
-        _keep(sock, *pending)
+        _keep(sock, key)
 
 
-def _keep(ssl_object, key, inherited_until):
-    """Keep ``ssl_object``'s session under ``key`` in its context's cache (bounded);
-    ``inherited_until``: the chain expiry of the session it resumed (None: a full handshake)."""
+def _keep(ssl_object, key):
+    """Keep ``ssl_object``'s session (a verified full handshake's) under ``key`` in its context's
+    cache (bounded)."""
     session = ssl_object.session
     if session is None:
         return
@@ -235,7 +276,7 @@ def _keep(ssl_object, key, inherited_until):
     sessions = getattr(ssl_object.context, SESSIONS, None)
     if sessions is None:
         return
-    valid_until = inherited_until if inherited_until is not None else _verified_until(ssl_object)
+    valid_until = _verified_until(ssl_object)
     if valid_until is None:
         return
     sessions.pop(key, None)  # re-inserted last: the oldest entry is the first in the dict
@@ -263,7 +304,7 @@ def _verified_until(ssl_object):
         chain = getattr(getattr(ssl_object, "_sslobj", None), "get_verified_chain", None)
     if chain is not None:
         verified = chain()
-        if verified is None:  # a resumed handshake: the caller passes the chain's expiry instead
+        if verified is None:  # a resumed handshake (none is kept): nothing verified to read
             return None
         times += [certificate.get_info().get("notAfter") for certificate in verified]
     if not all(times):
@@ -307,32 +348,39 @@ def after_aio_connect(protocol, token, failed):
 
 def after_aio_release(protocol):
     """aio.py, when the connector takes a connection back: as after_release."""
-    pending = getattr(protocol, PENDING_KEY, None)
-    if pending is None:
+    key = getattr(protocol, PENDING_KEY, None)
+    if key is None:
         return
     setattr(protocol, PENDING_KEY, None)
     transport = getattr(protocol, "transport", None)
     ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
     if ssl_object is not None:
-        _keep(ssl_object, *pending)
+        _keep(ssl_object, key)
 
 
 def _offer_for(context, key):
     """Install the context's hooks, set this thread's or task's offer if a live session is cached
     for ``key``; the token after_*connect take."""
     _install(context)
-    session = valid_until = None
+    session = None
     sessions = getattr(context, SESSIONS, None)
     entry = sessions.get(key) if sessions else None
     if entry is not None:
         made_in, candidate, chain_until = entry
         if made_in == generation() and time.time() < min(candidate.time + candidate.timeout, chain_until):
-            session, valid_until = candidate, chain_until
+            session = candidate
         else:
             sessions.pop(key, None)
+    backoffs = getattr(context, REFUSED, None)
+    backoff = backoffs.get(key) if session is not None and backoffs else None
+    if backoff is not None and backoff[1] > 0:
+        backoffs[key] = (backoff[0], backoff[1] - 1)  # backing off: this one offers nothing
+        session = None
+        if backoff[1] == 1:
+            sessions.pop(key, None)  # the last one backing off keeps a fresh session for the next offer
     if session is not None:
         _offer.set((context, key[-1], session))
-    return (context, key, session, valid_until)
+    return (context, key, session)
 
 
 def _install(context):
@@ -341,6 +389,7 @@ def _install(context):
     if SESSIONS in vars(context):
         return
     setattr(context, SESSIONS, {})
+    setattr(context, REFUSED, {})
     # Instance attributes shadow the class's methods for this context only.
     context.wrap_socket = _ResumingWrap(context, ssl.SSLContext.wrap_socket)
     context.wrap_bio = _ResumingWrap(context, ssl.SSLContext.wrap_bio)
