@@ -1,6 +1,8 @@
 """tools/build/layer_info.py: the description carrying the layer, boto3 and botocore versions."""
 
 import os
+import re
+import zipfile
 
 import pytest
 from conftest import REPO
@@ -42,6 +44,18 @@ def test_trimmed_zip_lists_its_services(trimmed):
     """A zip built with SERVICES=dynamodb,s3 says so in its description."""
     assert layer_info.zip_info(trimmed[0])["services"] == ["dynamodb", "s3"]
     assert layer_info.description_from_zip(trimmed[0]).endswith("; services: dynamodb,s3")
+
+
+def test_trimmed_zip_record_keeps_only_the_removed_models_lines(trimmed):
+    """botocore's RECORD in a trimmed zip names files the zip lacks only under botocore/data/ (the
+    removed models, which layer_info reads), and no path outside the install folder."""
+    with zipfile.ZipFile(trimmed[0]) as archive:
+        inside = set(archive.namelist())
+        record = next(name for name in inside if re.fullmatch(r"python/botocore-[^/]+\.dist-info/RECORD", name))
+        listed = [line.split(",")[0] for line in archive.read(record).decode().splitlines()]
+    missing = [path for path in listed if "python/" + path not in inside]
+    assert missing and all(path.startswith("botocore/data/") for path in missing), missing[:5]
+    assert not [path for path in listed if path.startswith("..")]
 
 
 def test_write_template_rewrites_only_the_layer_description(tmp_path):

@@ -248,7 +248,10 @@ def prune_records(target):
     console script whose shebang uv rewrote to the builder's interpreter; the script is pruned, its
     line stayed, and its hash named the clone's path, so two clones at different paths gave different
     zips.  A line is kept only when its file is in the staged tree (so RECORD still lists every file
-    the distribution has in the layer, as installers and ``pip show -f`` expect)."""
+    the distribution has in the layer, as installers and ``pip show -f`` expect) -- except botocore's
+    service models a trimmed build (``SERVICES=``) removed: their lines stay (the wheel's own hashes,
+    the same on every machine), so that the zip says what it lacks and ``layer_info`` recognises it
+    as trimmed by comparing RECORD with the models still there."""
     for name in sorted(os.listdir(target)):
         record = os.path.join(target, name, "RECORD")
         if not (name.endswith(".dist-info") and os.path.isfile(record)):
@@ -259,7 +262,8 @@ def prune_records(target):
         for line in lines:
             path = next(csv.reader([line]), [""])[0]
             full = os.path.normpath(os.path.join(target, path))
-            if path and full.startswith(target + os.sep) and os.path.isfile(full):
+            inside = full.startswith(target + os.sep)
+            if path and inside and (os.path.isfile(full) or path.startswith("botocore/data/")):
                 kept.append(line)
         with open(record, "w", encoding="utf-8", newline="") as handle:
             handle.writelines(kept)
