@@ -1,4 +1,5 @@
-"""tools/build/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming, the hook flavor."""
+"""tools/build/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming,
+the hook flavor."""
 
 import hashlib
 import importlib.metadata

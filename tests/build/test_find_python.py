@@ -1,5 +1,5 @@
-"""tools/interpreters/find_python.py (and its glue tools/interpreters/find-python): which interpreter each place yields, in what
-order, and the one-line message when a minor is missing.
+"""tools/interpreters/find_python.py (and its glue tools/interpreters/find-python): which interpreter each
+place yields, in what order, and the one-line message when a minor is missing.
 
 The places are faked with real folders: a PYENV_ROOT with versions/<x.y.z>/bin/python3, PATH folders
 with python3.X, a uv install folder with cpython-<x.y.z>-.../bin/python3; every entry is a symlink to
@@ -148,8 +148,8 @@ def test_install_glue_runs_the_installer(tmp_path):
     """tools/interpreters/install-python (a link to the glue) runs install_python.py: --report on a minor the PATH
     has prints its one line; the lookup glue has no --report (installing is not find_python's)."""
     environ = glue_environ(tmp_path)
-    run = subprocess.run([os.path.join(REPO, "tools", "interpreters", "install-python"), "--report", "3.11"], env=environ,
-                         capture_output=True, text=True, timeout=30)
+    install = os.path.join(REPO, "tools", "interpreters", "install-python")
+    run = subprocess.run([install, "--report", "3.11"], env=environ, capture_output=True, text=True, timeout=30)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "CPython 3.11  %s  (python3.11 on PATH)" % (tmp_path / "bin/python3.11")
     assert run_glue(["--report", "3.11"], environ).returncode == 2  # argparse: unrecognized argument

@@ -118,7 +118,7 @@ def test_hook_flavor_prepares_each_runtime_sdk_sharing_equal_files(hook_layer):
         assert index["trees"]["botocore/data"]["version"] == release
         assert index["trees"]["boto3/data"]["package"] == "boto3"
         assert len(index["trees"]["botocore/data"]["services"]) > 300
-        for relative, (_, _, name) in index["parsed"].items():
+        for _, (_, _, name) in index["parsed"].items():
             named.setdefault(name, set()).add(release)
     held = {n[len(DATA):] for n in names if n.startswith(DATA) and n != DATA}
     assert held == set(named) | {"botocore-%s.pickle" % release for release in releases}

@@ -197,8 +197,9 @@ def test_regions_file_refreshes_from_ssm_and_botocore(moto_endpoint, tmp_path):
     partition's 30+ regions and the GovCloud and China ones."""
     for source in ("ssm", "botocore"):
         out = tmp_path / ("%s.json" % source)
-        completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "release", "regions.py"), "--source", source,
-                                    "--out", str(out)], capture_output=True, text=True,
+        script = os.path.join(REPO, "tools", "release", "regions.py")
+        completed = subprocess.run([sys.executable, script, "--source", source, "--out", str(out)],
+                                   capture_output=True, text=True,
                                    env=env(AWS_ENDPOINT_URL=moto_endpoint))
         assert completed.returncode == 0, completed.stderr
         partitions = json.load(open(out))["partitions"]

@@ -243,7 +243,8 @@ def test_release_bytecode_is_what_the_pinned_build_compiles(release, tmp_path):
         archive.extract(source, tmp_path)
         shipped = archive.read(compiled)
     subprocess.run([python, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", "-d", "/opt/python",
-                    str(tmp_path / "python")], check=True, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+                    str(tmp_path / "python")], check=True,
+                   env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
     assert (tmp_path / compiled).read_bytes() == shipped
 
 

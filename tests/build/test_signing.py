@@ -99,8 +99,9 @@ def test_a_failed_or_endless_job_is_an_error(aws, tmp_path):
         signing.sign(s3, signer.client, name, b"zip", "layer.zip", "ReleaseProfile", sleep=lambda s: None)
     signer.job("job-slow", ["InProgress", "InProgress"])
     clock = iter([0.0, 5.0, 11.0]).__next__
-    signing_call = signer.client.start_signing_job(source={"s3": {"bucketName": name, "key": "k", "version": "v"}},
-                                                   destination={"s3": {"bucketName": name}}, profileName="ReleaseProfile")
+    signing_call = signer.client.start_signing_job(
+        source={"s3": {"bucketName": name, "key": "k", "version": "v"}},
+        destination={"s3": {"bucketName": name}}, profileName="ReleaseProfile")
     with pytest.raises(signing.SigningError, match="still InProgress after 10 s"):
         signing.wait(signer.client, signing_call["jobId"], poll_s=1, timeout_s=10, sleep=lambda s: None, clock=clock)
 

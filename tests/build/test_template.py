@@ -158,8 +158,9 @@ def test_managed_instances_snippet_translates():
 
 
 def test_durable_functions_snippet_translates():
-    """The durable-function YAML of docs/durable.md ("Attach it") becomes a function with DurableConfig, the layer and the switch,
-    and a role with the durable-execution managed policy (SAM adds it when DurableConfig is set)."""
+    """The durable-function YAML of docs/durable.md ("Attach it") becomes a function with DurableConfig, the
+    layer and the switch, and a role with the durable-execution managed policy (SAM adds it when DurableConfig
+    is set)."""
     python = os.path.join(os.path.dirname(tool("AWS_KEEPALIVE_SAM")), "python")
     completed = subprocess.run([python, "-c", TRANSLATE, os.path.join(REPO, "docs", "durable.md")],
                                capture_output=True, text=True, env=env(AWS_DEFAULT_REGION="us-east-1"))

@@ -44,7 +44,8 @@ def test_without_credentials_it_stops_at_once_and_says_so(tmp_path):
 
 def test_refused_credentials_stop_at_once(tmp_path):
     """Credentials STS cannot confirm (here: no endpoint answers) stop it the same way."""
-    completed = subprocess.run([sys.executable, os.path.join(REPO, "tools", "deploy", "verify_aws.py"), "--check-credentials"],
+    script = os.path.join(REPO, "tools", "deploy", "verify_aws.py")
+    completed = subprocess.run([sys.executable, script, "--check-credentials"],
                                capture_output=True, text=True, env=env(AWS_ENDPOINT_URL="http://127.0.0.1:9",
                                                                        AWS_MAX_ATTEMPTS="1"), timeout=120)
     assert completed.returncode == 2

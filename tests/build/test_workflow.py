@@ -12,8 +12,8 @@ WORKFLOW = os.path.join(REPO, ".github", "workflows", "release.yml")
 
 
 def actionlint(path):
-    return subprocess.run([tool("AWS_KEEPALIVE_ACTIONLINT"), "-no-color", "-shellcheck", tool("AWS_KEEPALIVE_SHELLCHECK"),
-                           path], capture_output=True, text=True, env=env(), cwd=REPO)
+    return subprocess.run([tool("AWS_KEEPALIVE_ACTIONLINT"), "-no-color", "-shellcheck",
+                           tool("AWS_KEEPALIVE_SHELLCHECK"), path], capture_output=True, text=True, env=env(), cwd=REPO)
 
 
 def test_actionlint_accepts_the_release_workflow(tmp_path):

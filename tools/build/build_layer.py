@@ -270,7 +270,8 @@ def prune_records(target):
 
 
 def refuse_build_paths(root, paths):
-    """Stop the build when a staged file holds one of ``paths`` (the clone, the staging folder): a zip that names its build machine is one nobody else can rebuild byte for byte."""
+    """Stop the build when a staged file holds one of ``paths`` (the clone, the staging folder): a zip
+    that names its build machine is one nobody else can rebuild byte for byte."""
     needles = [path.encode() for path in paths if len(path) > 1]
     for folder, _, files in os.walk(root):
         for name in files:
