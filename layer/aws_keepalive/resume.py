@@ -295,16 +295,18 @@ def _verified_until(ssl_object):
     A resumed TLS 1.3 handshake verifies no certificate: the server sends none.  Stock's next full
     handshake fails CERTIFICATE_VERIFY_FAILED once the server's certificate (or an intermediate)
     has expired, so a session is never offered past the chain's earliest notAfter (review of
-    issue 30: a ticket outliving the leaf resumed where stock failed).  The verified chain is
-    ``get_verified_chain`` (public from 3.13, on the private ``_sslobj`` since 3.10); the leaf's
-    notAfter alone where neither exists."""
+    issue 30: a ticket outliving the leaf resumed where stock failed).  The verified chain is read
+    from the private ``_sslobj.get_verified_chain`` (3.10+), whose items are ``_ssl.Certificate``
+    objects with ``get_info``; the public ``SSLSocket.get_verified_chain`` of 3.13+ returns DER
+    bytes, which the stdlib cannot parse.  The leaf's notAfter alone where it does not exist; a
+    chain whose items cannot be read keeps no session."""
     times = [ssl_object.getpeercert().get("notAfter")]
-    chain = getattr(ssl_object, "get_verified_chain", None)
-    if chain is None:
-        chain = getattr(getattr(ssl_object, "_sslobj", None), "get_verified_chain", None)
+    chain = getattr(getattr(ssl_object, "_sslobj", None), "get_verified_chain", None)
     if chain is not None:
         verified = chain()
         if verified is None:  # a resumed handshake (none is kept): nothing verified to read
+            return None
+        if not all(hasattr(certificate, "get_info") for certificate in verified):
             return None
         times += [certificate.get_info().get("notAfter") for certificate in verified]
     if not all(times):
