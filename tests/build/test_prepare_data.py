@@ -64,7 +64,7 @@ def test_full_layer_indexes_exactly_its_data_folders(layer):
     """The index lists every service, version and file of the zip's botocore/data and boto3/data,
     with the versions of the botocore and boto3 it ships."""
     index, names, _ = read_index(layer[0])
-    assert index["format"] == 2
+    assert index["format"] == 3  # (size, sha256, name) per pre-parsed file: issue 31
     with zipfile.ZipFile(layer[0]) as archive:
         sizes = {info.filename: info.file_size for info in archive.infolist()}
     for relative, package in (("botocore/data", "botocore"), ("boto3/data", "boto3")):
