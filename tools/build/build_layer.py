@@ -57,12 +57,12 @@ import subprocess
 import sys
 import zipfile
 
-# Run as a script: the repository root on sys.path, so that tools.<room> and bench resolve.
+from bench.rows import write_rows  # (the sizes are rows docs/ render)
+from tools.build import build_wheel, ca_dir, prepare_data, repro_zip
+
+# A library (tools/release/release.py is the entry point, with the repository root on sys.path);
+# the checkout it builds from.
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
-from bench.rows import write_rows  # noqa: E402  (the sizes are rows docs/ render)
-from tools.build import build_wheel, ca_dir, prepare_data, repro_zip  # noqa: E402
 
 # The hook's files, relative to the hook source folder (layer/).
 HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "usercustomize.py",
