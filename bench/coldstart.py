@@ -34,7 +34,7 @@ The endpoint: a loopback TLS server answering DynamoDB-shaped calls (tests/hook/
 real-size: lab/standin/trust_store.py's bundle (the SDK's default bundle, 126 certificates, plus that CA),
 given to every child as ``AWS_CA_BUNDLE``. On Lambda a function verifies against its SDK's default
 bundle, which the layer knows by content and serves as a hashed CA directory built at layer build
-time (issue 22 item 1, tools/build/ca_dir.py). The lab bundle stands in for it: it is the same size and
+time (issue 22 item 1, tools/packaging/ca_dir.py). The lab bundle stands in for it: it is the same size and
 holds the lab's CA, so when the layer's build ships such directories (``aws_keepalive/ca/``) this
 script adds one more, built the same way (tools/ca_dir.build) from the lab bundle, to its copy of
 each layer: the layer then recognises the lab bundle as it recognises the SDK's on Lambda. The
@@ -153,7 +153,7 @@ def prepare(zip_path, pythons, root, hook_zip=None):
 
 def know_bundle(root, bundle):
     """Give each layer copy under root the hashed CA directory of ``bundle``, built as the layer's
-    build builds the SDK bundle's (tools/build/ca_dir.py), when that layer ships such directories.
+    build builds the SDK bundle's (tools/packaging/ca_dir.py), when that layer ships such directories.
     Returns what was done, for the header and the JSON."""
     done = []
     for name in ("layer", "hook"):
@@ -161,7 +161,7 @@ def know_bundle(root, bundle):
         if not os.path.isdir(ca_root):
             done.append("%s: ships no CA directory (loads the bundle once per client)" % name)
             continue
-        from tools.build import ca_dir  # tools/build/ca_dir.py
+        from tools.packaging import ca_dir  # tools/packaging/ca_dir.py
 
         directory = ca_dir.build(bundle, ca_root)
         done.append("%s: + %s (%d files, built from the lab bundle)" % (

@@ -19,7 +19,7 @@ new connection, the layer once per client (an unknown bundle) or never (a known 
 Configurations: ``floor`` (the one-certificate bundle, stock), ``stock`` (the full bundle, stock),
 ``layer`` (the full bundle as one the layer does not know: loaded once per client context) and
 ``layer-dir`` (the same bundle as one the layer knows, as the SDK's default bundle is in the built
-layer: a hashed directory written by tools/build/ca_dir.py from it, under a CA root given to trust.py).
+layer: a hashed directory written by tools/packaging/ca_dir.py from it, under a CA root given to trust.py).
 
 Third table, the first HTTPS connection of a fresh process (issue 22's goal: <= 1.2x the floor):
 ``first_connection_ms`` is the median over FIRST_RUNS fresh processes of the first connection's
@@ -115,7 +115,7 @@ def main():
     from lab.standin import trust_store
     import trustme
     sys.path.insert(0, REPO)
-    from tools.build import ca_dir
+    from tools.packaging import ca_dir
     from ddb_server import DynamoDBShapedServer
     from rows import write_rows
 

@@ -23,7 +23,7 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
-from tools.build import layer_info  # noqa: E402
+from tools.packaging import layer_info  # noqa: E402
 from tools.release import publish  # noqa: E402
 from tools.release import regions  # noqa: E402
 

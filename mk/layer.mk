@@ -5,7 +5,7 @@
 # One build (issue 28): make layer and make release run tools/release/release.py, which builds each zip
 # with the same call: the pinned Maven Central CPython builds compile the bytecode (.venv/python-pinned/,
 # each jar checked against tools/interpreters/cpython-maven.sha256 on every build; linux-x86_64 only,
-# refused elsewhere), and the flavor's CA directories and prepared data (tools/build/build_layer.py
+# refused elsewhere), and the flavor's CA directories and prepared data (tools/packaging/build_layer.py
 # flavor_sdks) go in. So build/layer.zip and build/layer-hook.zip are byte for byte the release's zips,
 # and every test, benchmark and lab run that takes them measures what ships. The build itself runs on the
 # tool interpreter with the stdlib only.
@@ -24,12 +24,12 @@ SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
 # itself is build_layer.flavor_sdks'): only what the zip rules below depend on.
 RUNTIME_SDKS := $(sort $(wildcard lab/runtime-sdk/*.txt))
 LAYER_INPUTS := $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
-  $(wildcard tools/build/*.py) tools/release/release.py tools/interpreters/install_python.py \
+  $(wildcard tools/packaging/*.py) tools/release/release.py tools/interpreters/install_python.py \
   tools/interpreters/cpython-maven.sha256
 
 # make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
 # sha256 and sizes. SERVICES= trims the full flavor's models: a trimmed zip is not the release's (it
-# says so). tools/build/ca_dir.py needs the openssl command (Debian's openssl; apt only when missing).
+# says so). tools/packaging/ca_dir.py needs the openssl command (Debian's openssl; apt only when missing).
 .PHONY: layer
 layer: | $(UV)
 	@command -v openssl >/dev/null || \
@@ -38,11 +38,11 @@ layer: | $(UV)
 	  --zip $(FLAVOR_ZIP) --services "$(SERVICES)"
 
 # The table of defaults the full layer's SDK changes against the runtimes' bundled ones, written into
-# docs/build.md between its sdk-defaults markers (tools/build/sdk_defaults.py; each SDK installed from
+# docs/build.md between its sdk-defaults markers (tools/packaging/sdk_defaults.py; each SDK installed from
 # its lock into $(BUILD_DIR)/sdk-defaults once). make bump-sdk runs it after a new pin.
 .PHONY: sdk-defaults
 sdk-defaults: | $(UV)
-	$(TOOL_PYTHON) tools/build/sdk_defaults.py --uv $(UV) --work $(BUILD_DIR)/sdk-defaults --doc docs/build.md
+	$(TOOL_PYTHON) tools/packaging/sdk_defaults.py --uv $(UV) --work $(BUILD_DIR)/sdk-defaults --doc docs/build.md
 
 # When missing or older than what goes into it (so test-lab and demo never run a stale hook).
 $(LAYER_ZIP): $(LAYER_INPUTS)
@@ -68,10 +68,10 @@ deploy: $(SAM)
 
 # The wheel: the hook for container images, bundled dependencies, any Python process (issue 7).
 # The wheel holds aws_keepalive/ and aws_keepalive.pth only (no boto3/botocore, no sitecustomize);
-# tools/build/build_wheel.py is stdlib only and reproducible, like the layer build.
-WHEEL = $(shell $(TOOL_PYTHON) tools/build/build_wheel.py --hook layer --out-dir $(BUILD_DIR) --print-path)
+# tools/packaging/build_wheel.py is stdlib only and reproducible, like the layer build.
+WHEEL = $(shell $(TOOL_PYTHON) tools/packaging/build_wheel.py --hook layer --out-dir $(BUILD_DIR) --print-path)
 
 # make wheel: always rebuilds (it is reproducible) and prints the path, sha256 and size.
 .PHONY: wheel
 wheel:
-	$(TOOL_PYTHON) tools/build/build_wheel.py --hook layer --out-dir $(BUILD_DIR)
+	$(TOOL_PYTHON) tools/packaging/build_wheel.py --hook layer --out-dir $(BUILD_DIR)

@@ -15,7 +15,7 @@ lock: | $(UV)
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
 	for n in tools/deploy/sam tools/release/moto tools/lint/ruff tools/release/sbom tools/deploy/cdk; do $(UV) pip compile -q --universal --python-version 3.12 --upgrade --generate-hashes \
 	  $$n.in -o $$n.txt; done
-	$(TOOL_PYTHON) tools/build/layer_info.py --write-template template.yaml
+	$(TOOL_PYTHON) tools/packaging/layer_info.py --write-template template.yaml
 	$(MAKE) --no-print-directory lock-lab lock-demo lock-wheel lock-async lock-aio lock-compat lock-durable
 
 .PHONY: lock-aio

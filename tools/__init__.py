@@ -4,7 +4,7 @@ that installs them. A room imports its own modules and the rooms listed before i
     interpreters/  CPython for every supported minor: find one (find-python), else install it
                    (install-python: uv, else Maven Central's pinned builds, cpython-maven.sha256);
                    the uv bootstrap lock (uv.txt).
-    build/         the layer zips (full and hook flavor) and the wheel, byte for byte reproducible:
+    packaging/     the layer zips (full and hook flavor) and the wheel, byte for byte reproducible:
                    build_layer, build_wheel, the CA directories (ca_dir), the prepared SDK data
                    (prepare_data), the deterministic zip writer (repro_zip), the layer's metadata
                    (layer_info).
@@ -18,5 +18,5 @@ that installs them. A room imports its own modules and the rooms listed before i
     lint/          ruff's lock.
 
 Scripts run as files (`python tools/release/release.py`) put the repository root on sys.path
-and import rooms as packages (`from tools.build import layer_info`).
+and import rooms as packages (`from tools.packaging import layer_info`).
 """

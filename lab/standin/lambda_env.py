@@ -109,11 +109,11 @@ def layer_from_source(dest, hook_dir=REPO / "layer", dist_info=False) -> Path:
 
 
 def write_dist_info(hook_dir, python_dir) -> str:
-    """tools/build_wheel.write_dist_info, the function the layer build calls: the same METADATA and
+    """tools/packaging/build_wheel.write_dist_info, the function the layer build calls: the same METADATA and
     entry points as the shipped layer and wheel.  Returns the dist-info folder's name."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("build_wheel", REPO / "tools" / "build" / "build_wheel.py")
+    spec = importlib.util.spec_from_file_location("build_wheel", REPO / "tools" / "packaging" / "build_wheel.py")
     build_wheel = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build_wheel)
     return build_wheel.write_dist_info(str(hook_dir), str(python_dir))

@@ -487,7 +487,7 @@ def _prepared_index(version):
 
     Checked here, with one stat, so that where there is none (a release the build did not prepare,
     the source tree) neither prepared.py nor pickle is imported (docs/coldstart.md, import
-    findings).  The one place the index's name is made at run time (tools/build/prepare_data.py writes
+    findings).  The one place the index's name is made at run time (tools/packaging/prepare_data.py writes
     it)."""
     if not version or version.startswith(".") or "/" in version or os.sep in version:
         return None

@@ -13,7 +13,7 @@ bundles (/var/runtime; the releases in lab/runtime-sdk/*.txt):
 * ``create_default_resolver`` parses ``endpoints.json`` (1.26 MB) with
   ``object_pairs_hook=OrderedDict``: ~40 ms at a full vCPU, ~0.5 s at 128 MB.
 
-tools/build/prepare_data.py (a step of tools/build/build_layer.py) writes ``aws_keepalive/prepared-data/``:
+tools/packaging/prepare_data.py (a step of tools/packaging/build_layer.py) writes ``aws_keepalive/prepared-data/``:
 the full flavor from its own staged tree, the hook flavor from each runtime SDK it knows (installed
 from its hash-pinned lock).  Per botocore release, ``botocore-<version>.pickle``:
 
@@ -105,7 +105,7 @@ import sys
 from . import diagnostics
 from .wrap import wrap as _wrap
 
-# Written by tools/build/prepare_data.py at layer build time (patch.py's _prepared_index finds the index).
+# Written by tools/packaging/prepare_data.py at layer build time (patch.py's _prepared_index finds the index).
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepared-data")
 FORMAT = 3
 

@@ -15,7 +15,7 @@ missing file: stock):
 
 1. A bundle the layer knows (the SDK's default bundle, recognised by the sha256 of its bytes,
    computed once per path and file identity): the pool gets ``ca_cert_dir=<a hashed directory
-   built from exactly that bundle at layer build time>`` (tools/build/ca_dir.py; ``ca/<sha256>/`` next to
+   built from exactly that bundle at layer build time>`` (tools/packaging/ca_dir.py; ``ca/<sha256>/`` next to
    this file) and ``ca_certs=None``. urllib3 hands the directory to ``load_verify_locations`` for
    every connection, as it did the file, wherever it used ``ca_certs``: the pool's context (1.26
    ``HTTPSConnection.connect``, 2.x ``_ssl_wrap_socket_and_match_hostname``) and the context it

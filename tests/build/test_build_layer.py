@@ -1,4 +1,4 @@
-"""tools/build/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming,
+"""tools/packaging/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming,
 the hook flavor."""
 
 import hashlib
@@ -15,9 +15,9 @@ import zipfile
 import pytest
 from conftest import REPO, STANDIN, env, extract, interpreters, make_layer
 
-from tools.build import build_layer
-from tools.build import build_wheel
-from tools.build import layer_info
+from tools.packaging import build_layer
+from tools.packaging import build_wheel
+from tools.packaging import layer_info
 
 sys.path.insert(0, REPO)
 from lab.standin import runtime_prefix  # noqa: E402  (the stand-in runtime, for the hook flavor)
@@ -266,7 +266,7 @@ def test_trimmed_layer_endpoints_hold_only_kept_services_and_serve_them_alike(la
 
 
 # --- the hook-only flavor (make layer FLAVOR=hook) ---------------------------------------------------
-# What the hook flavor may hold at python/'s top: the hook's entries (tools/build_layer.HOOK_ENTRIES),
+# What the hook flavor may hold at python/'s top: the hook's entries (tools/packaging/build_layer.HOOK_ENTRIES),
 # its dist-info and the top-level modules' bytecode; nothing of the SDK stack it patches.
 SDK_TOPS = ("boto3", "botocore", "urllib3", "s3transfer", "jmespath", "dateutil", "python_dateutil", "six")
 # The hook flavor: the hook, a hashed CA directory per distinct bundle (~0.2 MB unzipped each) and the
@@ -423,7 +423,7 @@ def test_default_bundle_served_from_its_hashed_directory(layer, hook_layer, tmp_
 
     import trustme
 
-    from tools.build import ca_dir
+    from tools.packaging import ca_dir
 
     sys.path.insert(0, os.path.join(REPO, "tests", "hook"))
     from ddb_server import DynamoDBShapedServer

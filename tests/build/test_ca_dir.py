@@ -1,4 +1,4 @@
-"""tools/build/ca_dir.py: a hashed CA directory holds exactly its bundle's certificates, each found by
+"""tools/packaging/ca_dir.py: a hashed CA directory holds exactly its bundle's certificates, each found by
 OpenSSL's own subject-hash lookup, written the same way every time."""
 
 import datetime
@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tools.build import ca_dir
+from tools.packaging import ca_dir
 
 
 def loaded_from_file(bundle):

@@ -123,7 +123,7 @@ def test_rendered_sizes_are_near_this_checkouts_builds(layer, hook_layer, tmp_pa
     10 % catches a stale size (the wheel's was 24 304 bytes against 42 520 built) and is fixed by
     `make layer; make layer FLAVOR=hook; make wheel; make docs`."""
     sys.path.insert(0, REPO)
-    from tools.build import build_wheel
+    from tools.packaging import build_wheel
 
     wheel = build_wheel.build(os.path.join(REPO, "layer"), str(tmp_path))
     built = {"layer": os.path.getsize(layer[0]), "layer-hook": os.path.getsize(hook_layer[0]),

@@ -1,4 +1,4 @@
-"""tools/build/layer_info.py: the description carrying the layer, boto3 and botocore versions."""
+"""tools/packaging/layer_info.py: the description carrying the layer, boto3 and botocore versions."""
 
 import os
 import re
@@ -7,7 +7,7 @@ import zipfile
 import pytest
 from conftest import REPO
 
-from tools.build import layer_info
+from tools.packaging import layer_info
 
 
 def test_description_names_layer_boto3_and_botocore():

@@ -1,4 +1,4 @@
-"""tools/build/prepare_data.py as `make layer` runs it: the full layer carries an index of exactly its own
+"""tools/packaging/prepare_data.py as `make layer` runs it: the full layer carries an index of exactly its own
 data folders and botocore's top-level files pre-parsed; the hook flavor the same for each runtime
 SDK it knows (lab/runtime-sdk/*.txt), answered for that SDK with exactly stock's results."""
 

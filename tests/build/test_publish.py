@@ -14,7 +14,7 @@ import botocore.exceptions
 import pytest
 from conftest import REPO, env, tool
 
-from tools.build import layer_info
+from tools.packaging import layer_info
 from tools.release import publish
 from tools.release import regions
 

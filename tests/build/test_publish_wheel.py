@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, env, free_port, local_server, tool
 
 sys.path.insert(0, REPO)
-from tools.build import build_wheel  # noqa: E402
+from tools.packaging import build_wheel  # noqa: E402
 
 VERSION = build_wheel.source_version(os.path.join(REPO, "layer"))
 TOKEN = "pypi-test-token-keepalive"

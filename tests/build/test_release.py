@@ -9,14 +9,14 @@ import sys
 import time
 import zipfile
 
-from tools.build import build_wheel
+from tools.packaging import build_wheel
 from tools.interpreters import install_python
 import pytest
 from tools.release import sbom
 from conftest import REPO, clone, env, make_release, run_make_release, tool
 from tools.release import release as release_module
 
-from tools.build import layer_info
+from tools.packaging import layer_info
 
 VERSION = build_wheel.source_version(os.path.join(REPO, "layer"))
 FULL = "aws-python-keepalive-%s.zip" % VERSION

@@ -1,4 +1,4 @@
-"""tools/build/sdk_defaults.py: the table in docs/build.md of the defaults the full layer's SDK changes
+"""tools/packaging/sdk_defaults.py: the table in docs/build.md of the defaults the full layer's SDK changes
 against the runtimes' bundled SDKs, read from each SDK (installed from its lock) and kept current."""
 
 import os
@@ -8,7 +8,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, REPO)
-from tools.build import sdk_defaults  # noqa: E402
+from tools.packaging import sdk_defaults  # noqa: E402
 
 UV = os.path.join(REPO, ".venv", "uv", "bin", "uv")
 

@@ -13,7 +13,7 @@ import sys
 import boto3
 from conftest import REPO, env
 
-from tools.build import layer_info
+from tools.packaging import layer_info
 from tools.release import smoke
 
 # The full layer's botocore: the pin (a bump moves it; the sample log follows).

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from conftest import REPO, env, tool
 
-from tools.build import layer_info
+from tools.packaging import layer_info
 
 
 def sam(*args, **extra):
@@ -50,18 +50,18 @@ def test_layer_resource_properties(template):
 
 
 def test_layer_description_names_the_pinned_versions(template):
-    """The template's description is the one tools/build/layer_info.py derives from the pins and the hook."""
+    """The template's description is the one tools/packaging/layer_info.py derives from the pins and the hook."""
     expected = layer_info.description_from_source(
         os.path.join(REPO, "layer", "requirements.txt"), os.path.join(REPO, "layer", "aws_keepalive", "__init__.py")
     )
     assert template["Resources"]["KeepAliveLayer"]["Properties"]["Description"] == expected, (
-        "run `make lock` (or tools/build/layer_info.py --write-template template.yaml)"
+        "run `make lock` (or tools/packaging/layer_info.py --write-template template.yaml)"
     )
 
 
 def test_hook_layer_resource_properties_and_description(template):
     """The hook-only layer: its own name parameter, built by the Makefile, same runtimes and
-    architectures, retained, its description the one tools/build/layer_info.py gives the hook flavor."""
+    architectures, retained, its description the one tools/packaging/layer_info.py gives the hook flavor."""
     layer = template["Resources"]["KeepAliveHookLayer"]
     assert layer["Type"] == "AWS::Serverless::LayerVersion"
     assert layer["Metadata"]["BuildMethod"] == "makefile"
@@ -74,7 +74,7 @@ def test_hook_layer_resource_properties_and_description(template):
     with open(os.path.join(REPO, "layer", "aws_keepalive", "__init__.py")) as handle:
         version = layer_info.hook_version_from_source(handle.read())
     assert properties["Description"] == layer_info.hook_description(version), (
-        "run `make lock` (or tools/build/layer_info.py --write-template template.yaml)")
+        "run `make lock` (or tools/packaging/layer_info.py --write-template template.yaml)")
     assert template["Outputs"]["HookLayerVersionArn"]["Value"] == {"Ref": "KeepAliveHookLayer"}
 
 

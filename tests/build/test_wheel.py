@@ -1,4 +1,4 @@
-"""tools/build/build_wheel.py through `make wheel`: bytes, contents, metadata, and the wheel at work.
+"""tools/packaging/build_wheel.py through `make wheel`: bytes, contents, metadata, and the wheel at work.
 
 At work means on real sockets: the wheel is installed by a real installer (pip ``--target`` into a
 function folder; uv into a venv), a botocore client talks to a local HTTP server, and the pooled
@@ -24,8 +24,8 @@ import pytest
 from conftest import REPO, env
 
 sys.path.insert(0, REPO)
-from tools.build import build_wheel  # noqa: E402
-from tools.build import layer_info  # noqa: E402
+from tools.packaging import build_wheel  # noqa: E402
+from tools.packaging import layer_info  # noqa: E402
 from lab.standin.lambda_env import LambdaFunction  # noqa: E402
 from lab.standin.runtime_prefix import base_python  # noqa: E402
 

@@ -4,7 +4,7 @@ The layer is activated as on Lambda: its folder is added as a site directory, so
 runs before pytest imports anything, with AWS_PYTHON_KEEPALIVE=1.  The folder is laid out as the
 full layer's /opt/python: the hook's files beside the botocore under test (the sdist's, which the
 tests import from their working folder) and the prepared data the build writes for it
-(tools/build/prepare_data.py), so the suite also runs on prepared.py's index.  Every test must pass except
+(tools/packaging/prepare_data.py), so the suite also runs on prepared.py's index.  Every test must pass except
 those that assert botocore's exact socket option list (adding options is the layer's purpose); a
 ``tcp_keepalive=False`` in the config store must win (``test_tcp_keepalive_explicitly_disabled``).
 The whole unit suite takes ~30 s on this machine, which is why it runs in ``make test``; the
@@ -26,8 +26,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYER = os.path.join(REPO, "layer")
 SDIST_DIR = os.environ.get("AWS_KEEPALIVE_BOTOCORE_SDIST", "")
 sys.path.insert(0, REPO)
-from tools.build import build_layer  # noqa: E402  (tools/: the hook's files as the build copies them)
-from tools.build import prepare_data  # noqa: E402
+from tools.packaging import build_layer  # noqa: E402  (tools/: the hook's files as the build copies them)
+from tools.packaging import prepare_data  # noqa: E402
 
 # Runs pytest in an interpreter whose site directories include the layer (its .pth activates it).
 # At the end it says whether prepared.py's index was read (and usable) in that process.

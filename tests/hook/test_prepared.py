@@ -13,7 +13,7 @@ from conftest import BASE_ENV, LAYER, REPO
 from ddb_server import DynamoDBShapedServer
 
 sys.path.insert(0, REPO)
-from tools.build import prepare_data  # noqa: E402  (tools/build/prepare_data.py: what the layer build runs)
+from tools.packaging import prepare_data  # noqa: E402  (tools/packaging/prepare_data.py: what the layer build runs)
 from prepared_probe import OPT_OUT, ON, PROBE, SAMPLE, assert_same, run_probe  # noqa: E402,F401
 
 def make_site(tmp_path, name="site"):

@@ -26,7 +26,7 @@ from ddb_server import DynamoDBShapedServer
 from aws_keepalive import settings, trust, wrap
 
 sys.path.insert(0, REPO)
-from tools.build import ca_dir  # noqa: E402
+from tools.packaging import ca_dir  # noqa: E402
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def trust_once():
 @pytest.fixture
 def known(tmp_path, monkeypatch):
     """known(bundle): make ``bundle`` one the layer knows, as its build does for the SDK's default
-    bundle: a hashed directory written by tools/build/ca_dir.py under a CA root trust.py reads."""
+    bundle: a hashed directory written by tools/packaging/ca_dir.py under a CA root trust.py reads."""
     root = tmp_path / "ca-root"
 
     def make_known(bundle):
@@ -864,7 +864,7 @@ def test_ciphers_of_one_client_do_not_reach_another(trust_once, tmp_path, monkey
             narrow.list_tables()
 
 
-# --- a known bundle: served from its hashed directory (tools/build/ca_dir.py) ------------------------------
+# --- a known bundle: served from its hashed directory (tools/packaging/ca_dir.py) ------------------------------
 
 
 def test_known_bundle_verified_through_its_directory(trust_once, known, loads, tmp_path):

@@ -6,7 +6,7 @@ spans on stdout.
 
 The layer here is the repo's layer/ folder plus the ``*.dist-info`` the built layer carries (its
 entry_points.txt names ``aws_keepalive:opentelemetry_pre_instrument``), written by the same
-tools/build_wheel.write_dist_info the layer build calls.
+tools/packaging/build_wheel.write_dist_info the layer build calls.
 """
 
 import glob

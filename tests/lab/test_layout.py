@@ -8,7 +8,7 @@ lab/standin/runtime/, a function's task folder) is a script folder whose files i
 bare name.
 
 Lab's rooms (lab/__init__.py draws them): lab.experiments -> lab.standin | lab.services -> lab.net
--> lab. Tools' rooms (tools/__init__.py): tools.release | tools.deploy -> tools.build |
+-> lab. Tools' rooms (tools/__init__.py): tools.release | tools.deploy -> tools.packaging |
 tools.interpreters | tools.docs | tools.lint. An import to a higher room, or between the rooms of
 one floor, is a violation; imports between the two trees are not judged here.
 """
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 TREES = ("layer", "lab", "bench", "tools")
 # lab's rooms and their floors: a module may import its own room, and rooms on lower floors.
 FLOORS = {"lab": 0, "lab/net": 1, "lab/standin": 2, "lab/services": 2, "lab/experiments": 3,
-          "tools": 0, "tools/interpreters": 1, "tools/build": 1, "tools/docs": 1, "tools/lint": 1,
+          "tools": 0, "tools/interpreters": 1, "tools/packaging": 1, "tools/docs": 1, "tools/lint": 1,
           "tools/release": 2, "tools/deploy": 2}
 
 

@@ -29,7 +29,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from tools.build import layer_info  # noqa: E402
+from tools.packaging import layer_info  # noqa: E402
 from tools.release import bump_sdk  # noqa: E402
 
 INIT = "layer/aws_keepalive/__init__.py"

@@ -45,7 +45,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from tools.build import layer_info  # noqa: E402
+from tools.packaging import layer_info  # noqa: E402
 
 LOCK_IN = "layer/requirements.in"
 HOOK_INIT = "layer/aws_keepalive/__init__.py"
@@ -271,7 +271,7 @@ def restore(saved, repo):
 
 
 # What is made from the pin: the two zips (CA directories, prepared data), the table of defaults the
-# full layer's SDK changes against the runtimes' (docs/build.md, tools/build/sdk_defaults.py), and
+# full layer's SDK changes against the runtimes' (docs/build.md, tools/packaging/sdk_defaults.py), and
 # README's numbers.
 REBUILD = (("layer", "FLAVOR=full"), ("layer", "FLAVOR=hook"), ("sdk-defaults",), ("docs",))
 

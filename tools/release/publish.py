@@ -16,7 +16,7 @@ with the smoke test between the first and the second):
    nothing is published and the message says how to align (``--align``: placeholder versions,
    published and deleted, in the regions behind).  Then the zip is published where it is missing,
    *without* any grant: runtimes, architectures, license and the description from
-   tools/build/layer_info.py.  The zip goes up inline (Lambda's 50 MB direct-upload limit), or, with
+   tools/packaging/layer_info.py.  The zip goes up inline (Lambda's 50 MB direct-upload limit), or, with
    ``--signing-profile``, through S3 and an AWS Signer job (tools/release/signing.py).  The
    per-release SSM parameter ``<prefix>/<layer>/<release version>`` names it.
 2. **promote**: ``--public`` grants ``lambda:GetLayerVersion`` to principal ``*`` (any account),
@@ -52,7 +52,7 @@ import botocore.exceptions
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
-from tools.build import layer_info  # noqa: E402
+from tools.packaging import layer_info  # noqa: E402
 from tools.release import regions as region_list  # noqa: E402
 from tools.release import signing  # noqa: E402
 from tools.release import ssm_params  # noqa: E402

@@ -29,7 +29,7 @@ A failed release leaves the previous ``build/release/`` as it was: everything is
 fresh folder beside it, which replaces it only when complete.
 
 Everything else that shapes the zips is pinned already: the wheels by their hashes in
-layer/requirements.txt, uv by tools/interpreters/uv.txt, the zip metadata by tools/build/repro_zip.py.
+layer/requirements.txt, uv by tools/interpreters/uv.txt, the zip metadata by tools/packaging/repro_zip.py.
 """
 
 import argparse
@@ -45,7 +45,7 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
-from tools.build import build_layer, build_wheel, layer_info, repro_zip  # noqa: E402
+from tools.packaging import build_layer, build_wheel, layer_info, repro_zip  # noqa: E402
 from tools.interpreters import install_python  # noqa: E402
 from tools.release import sbom  # noqa: E402
 

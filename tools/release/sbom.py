@@ -34,7 +34,7 @@ import urllib.request
 import uuid
 import zipfile
 
-from tools.build import layer_info
+from tools.packaging import layer_info
 
 SPEC_VERSION = "1.5"
 # The namespace of the uuid5 serial numbers (any fixed uuid: the serial is uuid5(namespace, sha256)).

@@ -1,6 +1,6 @@
 """The defaults the full layer changes by shipping a newer SDK than the runtimes bundle (make sdk-defaults).
 
-    python tools/build/sdk_defaults.py [--uv .venv/uv/bin/uv] [--work build/sdk-defaults]
+    python tools/packaging/sdk_defaults.py [--uv .venv/uv/bin/uv] [--work build/sdk-defaults]
                                        [--doc docs/build.md] [--check]
 
 The full layer brings its own boto3/botocore (the pin in layer/requirements.txt); a function on the
@@ -35,7 +35,7 @@ import sys
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.build.build_layer import install_dependencies  # noqa: E402
+from tools.packaging.build_layer import install_dependencies  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAYER_LOCK = os.path.join("layer", "requirements.txt")

@@ -1,6 +1,6 @@
 """Prepare what botocore would list and parse at client creation, from an installed SDK.
 
-    python tools/build/prepare_data.py <site folder> [<output folder>]
+    python tools/packaging/prepare_data.py <site folder> [<output folder>]
 
 Writes, into the output folder (default ``<site>/aws_keepalive/prepared-data``; layer/aws_keepalive/
 prepared.py reads it and explains why):
@@ -14,7 +14,7 @@ prepared.py reads it and explains why):
   it, pickled on its own.  Named by content, so a file that two SDKs ship alike (the hook flavor
   prepares several: ``sdk-default-configuration.json``, often ``_retry.json``) is written once.
 
-The full flavor (tools/build/build_layer.py) prepares its own staged tree after it is final (pruned,
+The full flavor (tools/packaging/build_layer.py) prepares its own staged tree after it is final (pruned,
 trimmed to SERVICES), so the index describes exactly the files the zip holds; the hook flavor
 prepares each runtime-bundled SDK it knows (lab/runtime-sdk/*.txt, installed from its hash-pinned
 lock).  Reproducible: every listing is sorted, nothing depends on the clock, and pickle output

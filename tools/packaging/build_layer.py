@@ -11,17 +11,17 @@ Steps, each a function below:
    dependency);
 2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``usercustomize.py``) next to them, with
    the package's ``*.dist-info`` (the wheel's METADATA and entry points, written by
-   tools/build/build_wheel.py) so that importlib.metadata, and OpenTelemetry's
+   tools/packaging/build_wheel.py) so that importlib.metadata, and OpenTelemetry's
    ``opentelemetry_pre_instrument`` entry point lookup, find the hook on /opt/python;
 3. prune what a function never needs (installer caches, console scripts, test folders) and, for a
    trimmed build, the botocore/boto3 service models not asked for and their endpoints.json entries;
-4. write a hashed CA directory (tools/build/ca_dir.py) for each CA bundle the layer knows, into
+4. write a hashed CA directory (tools/packaging/ca_dir.py) for each CA bundle the layer knows, into
    ``aws_keepalive/ca/<sha256 of the bundle>/``: the default bundle of every SDK named by
    ``flavor_sdks`` (a hash-pinned lock: the layer's own SDK, the runtimes' bundled SDKs), i.e. the
    cacert.pem botocore verifies with when the function names none (certifi's when the lock has
    certifi), taken from the installed wheels; trust.py recognises the bundle by content and lets
    OpenSSL read only the certificates a handshake needs (docs/trust.md);
-5. prepare what the SDK would list and parse at client creation (tools/build/prepare_data.py: the data
+5. prepare what the SDK would list and parse at client creation (tools/packaging/prepare_data.py: the data
    folders' index, the top-level data files pre-parsed, into ``aws_keepalive/prepared-data/``):
    the full flavor for its own staged SDK, the hook flavor for each SDK ``flavor_sdks`` names
    (the runtimes' bundled SDKs, installed from their locks as in step 4); prepared.py recognises
@@ -58,7 +58,7 @@ import sys
 import zipfile
 
 from bench.rows import write_rows  # (the sizes are rows docs/ render)
-from tools.build import build_wheel, ca_dir, prepare_data, repro_zip
+from tools.packaging import build_wheel, ca_dir, prepare_data, repro_zip
 
 # A library (tools/release/release.py is the entry point, with the repository root on sys.path);
 # the checkout it builds from.
@@ -104,7 +104,7 @@ def default_bundle(site):
 def write_sdk_data(uv, ca_locks, prepared_locks, target, work, python):
     """Steps 4 and 5 for SDKs the layer does not ship but knows (installed from their hash-pinned
     locks, each once): one hashed CA directory per distinct default bundle of ``ca_locks``, and the
-    prepared data (tools/build/prepare_data.py) of each SDK of ``prepared_locks``.  Returns the bundles'
+    prepared data (tools/packaging/prepare_data.py) of each SDK of ``prepared_locks``.  Returns the bundles'
     sha256 names, sorted."""
     ca_root = os.path.join(target, "aws_keepalive", "ca")
     names = set()
@@ -376,7 +376,7 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     ca_bundles = write_sdk_data(uv, ca_sdks, prepared_sdks, target, work, python) if ca_sdks or prepared_sdks else []
     if flavor == "full":
         # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
-        # client creation (tools/build/prepare_data.py; read by aws_keepalive/prepared.py).
+        # client creation (tools/packaging/prepare_data.py; read by aws_keepalive/prepared.py).
         prepare_data.prepare(target)
     versions = compile_bytecode(pythons, target)
     refuse_build_paths(target, [REPO, os.path.abspath(work)])

@@ -26,7 +26,7 @@ The layout, step by step:
 
 Uses the ``openssl`` command (Debian's ``openssl`` package) and the standard library only.
 
-    python tools/build/ca_dir.py --out build/ca bundle.pem [bundle.pem ...]
+    python tools/packaging/ca_dir.py --out build/ca bundle.pem [bundle.pem ...]
 """
 
 import argparse

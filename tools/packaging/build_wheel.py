@@ -23,8 +23,8 @@ What is in it, and what is not:
   hook in its own process), top_level.txt and RECORD (sha256 of every file).
 
 One version number: ``aws_keepalive.__version__`` is read from the source (never imported) by the
-same function the layer description uses (tools/build/layer_info.py).  The layer carries the same
-``*.dist-info`` (``write_dist_info``, called by tools/build/build_layer.py) so that importlib.metadata finds
+same function the layer description uses (tools/packaging/layer_info.py).  The layer carries the same
+``*.dist-info`` (``write_dist_info``, called by tools/packaging/build_layer.py) so that importlib.metadata finds
 the entry point from /opt/python too.
 
 Reproducible: entries in a fixed order (sorted package files, then dist-info with RECORD last),
@@ -43,7 +43,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 from bench.rows import write_rows  # noqa: E402  (the size docs/ and README quote)
-from tools.build import layer_info, repro_zip  # noqa: E402
+from tools.packaging import layer_info, repro_zip  # noqa: E402
 
 DISTRIBUTION = "aws-python-keepalive"
 # The file-name form of the distribution name (PEP 427 / binary distribution format).
@@ -116,7 +116,7 @@ def metadata(version):
     return ("".join("%s: %s\n" % pair for pair in headers) + "\n" + DESCRIPTION).encode()
 
 
-def dist_info_files(version, generator="tools/build/build_wheel.py"):
+def dist_info_files(version, generator="tools/packaging/build_wheel.py"):
     """[(name inside the dist-info folder, bytes)] except RECORD."""
     wheel = "Wheel-Version: 1.0\nGenerator: %s\nRoot-Is-Purelib: true\nTag: py3-none-any\n" % generator
     return [
@@ -166,7 +166,7 @@ def write_dist_info(hook_dir, target):
     """
     version = source_version(hook_dir)
     info = dist_info_dir(version)
-    meta = [("%s/%s" % (info, name), data) for name, data in dist_info_files(version, "tools/build/build_layer.py")]
+    meta = [("%s/%s" % (info, name), data) for name, data in dist_info_files(version, "tools/packaging/build_layer.py")]
     record_path = "%s/RECORD" % info
     os.makedirs(os.path.join(target, info))
     for path, data in meta + [(record_path, record(package_files(hook_dir) + meta, record_path))]:
