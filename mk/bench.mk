@@ -51,14 +51,16 @@ bench-throughput: lab-deps $(BENCH_PY)
 	  --concurrency $(BENCH_CONCURRENCY) --memory-mb $(MEMORY_MB) --json $(BUILD_DIR)/bench-throughput.json
 
 # Cold start to the first HTTPS response (bench/coldstart.py, docs/coldstart.md): the runtime-kind
-# boto3 (RUNTIME_BOTO3), the full layer and the hook flavor, read-only, page cache dropped before each
-# run, each child at a Lambda memory size's CPU share (cgroup quota: root); prints the table and
-# writes build/coldstart.json. coldstart-parts: its imports (-X importtime) and what the layer cuts.
-# COLDSTART_MEMORY_MB: the memory sizes; COLDSTART_MINORS: the CPythons (3.12: what the goals name);
-# COLDSTART_RUNS: interleaved rounds after one warm-up (medians); 7 take ~5 min here at load 8.
+# boto3 (RUNTIME_BOTO3, twice: two equal columns give the run's noise), the full layer and the hook
+# flavor, each a fresh stand-in runtime whose awslambdaric imports the handler (the real call depth),
+# read-only, page cache dropped before each run, each at a Lambda memory size's CPU share (cgroup
+# quota: root); prints the table and writes build/coldstart.json. coldstart-parts: its imports
+# (-X importtime) and what the layer cuts.
+# COLDSTART_MEMORY_MB: the memory sizes; COLDSTART_MINORS: the CPythons (what the goals name);
+# COLDSTART_RUNS: interleaved rounds after one warm-up (medians); 5 take ~15 min here at load 8.
 COLDSTART_MEMORY_MB ?= 128 512 1769
-COLDSTART_MINORS ?= 3.12
-COLDSTART_RUNS ?= 7
+COLDSTART_MINORS ?= 3.12 3.14
+COLDSTART_RUNS ?= 5
 COLDSTART_JSON ?= $(BUILD_DIR)/coldstart.json
 .PHONY: coldstart coldstart-parts coldstart-unknown
 coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
