@@ -274,11 +274,14 @@ SDK_TOPS = ("boto3", "botocore", "urllib3", "s3transfer", "jmespath", "dateutil"
 # adding one release at a time): 2 releases 939 666 bytes zipped / 2.28 MB unzipped; each further
 # release +51 KB zipped / +0.51 MB unzipped (its index and pickles: endpoints.json pre-parsed is most
 # of it; files equal across releases are written once, and 1.38-1.42 share one CA directory); 5
-# releases 1 093 528 / 3.80 MB. Budget: 1.5 MB zipped (what a cold start downloads and unpacks:
-# room for ~8 more releases) and 6 MB unzipped (2.4 % of the 250 MB a function and its layers share:
-# ~4 more releases before a release must go, oldest first).
-HOOK_MAX_ZIPPED = 1_500_000
-HOOK_MAX_UNZIPPED = 6_000_000
+# releases 1 093 528 / 3.80 MB. Issue 36 adds, per release, the pre-parsed service model and endpoint
+# rule set of DynamoDB, S3 and Lambda (tools/packaging/prepare_data.SERVICES; ~0.3 MB zipped / ~1.9 MB
+# unzipped per release before sharing: 5 releases 2 426 244 bytes zipped / 11.10 MB unzipped, measured
+# 2026-11-28). Budget: 3 MB zipped (what a cold start downloads and unpacks: room for ~2 more
+# releases) and 12 MB unzipped (4.8 % of the 250 MB a function and its layers share); past it, the
+# oldest release goes first.
+HOOK_MAX_ZIPPED = 3_000_000
+HOOK_MAX_UNZIPPED = 12_000_000
 
 
 def test_hook_flavor_holds_the_hook_its_dist_info_and_bytecode_and_no_sdk(hook_layer, tmp_path):
@@ -320,7 +323,7 @@ def test_hook_flavor_is_reproducible(hook_layer, tmp_path):
 
 
 def test_hook_flavor_size(hook_layer, capsys):
-    """The hook flavor stays under 1.5 MB zipped and 6 MB unzipped (printed)."""
+    """The hook flavor stays under 3 MB zipped and 12 MB unzipped (printed)."""
     path = hook_layer[0]
     with zipfile.ZipFile(path) as archive:
         unzipped = sum(info.file_size for info in archive.infolist())
