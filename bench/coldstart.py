@@ -327,7 +327,24 @@ def measure(python, minor, variant, memory_mb, root, url, extra_env, drop, flags
     }
 
 
-def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop):
+def parse_columns(values):
+    """``--column NAME=BASE,VAR=VALUE,...``: an extra column measured like BASE (one of VARIANTS) with
+    these variables set (e.g. ``layer_gc=layer,AWS_PYTHON_KEEPALIVE_GC_INIT=1``: what one lever saves,
+    side by side). Returns {name: (base, {var: value})}; LABELS and OPT learn the names."""
+    columns = {}
+    for value in values:
+        name, _, spec = value.partition("=")
+        base, *pairs = spec.split(",")
+        if not name or base not in VARIANTS or not all("=" in pair for pair in pairs):
+            raise SystemExit("coldstart: --column wants NAME=BASE,VAR=VALUE,... (BASE one of %s), got %r"
+                             % ("/".join(VARIANTS), value))
+        columns[name] = (base, dict(pair.split("=", 1) for pair in pairs))
+        OPT[name] = OPT[base]
+        LABELS[name] = "%s, %s" % (LABELS[base], " ".join(pairs))
+    return columns
+
+
+def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop, extra_env=None):
     """One cold start through awslambdaric (the stand-in runtime, ``python`` its interpreter), the first
     invocation queued before the process starts: {part: ms}, CPU times, where the handler was imported."""
     from lab.standin import cpu_share, lambda_env
@@ -348,6 +365,7 @@ def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop):
     })
     if OPT[variant] != "no-layer":
         env["AWS_PYTHON_KEEPALIVE"] = "1"
+    env.update(extra_env or {})
     command = [python, str(lambda_env.RUNTIME_DIR / "bootstrap.py"), "--opt", os.path.join(root, OPT[variant])]
     with RuntimeApi() as api, tempfile.TemporaryFile() as stderr:
         env["AWS_LAMBDA_RUNTIME_API"] = api.address
@@ -375,7 +393,7 @@ def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop):
     if not outcome.ok or not isinstance(child, dict):
         raise SystemExit("coldstart: %s %s at %d MB: %s %r\n%s" % (minor, variant, memory_mb, outcome.kind,
                                                                     child, errors[-3000:]))
-    expected = os.path.join(root, "layer") if variant == "layer" else os.path.dirname(os.path.dirname(python))
+    expected = os.path.join(root, "layer") if OPT[variant] == "layer" else os.path.dirname(os.path.dirname(python))
     if not child["boto3_file"].startswith(expected):
         raise SystemExit("coldstart: %s imported boto3 from %s" % (variant, child["boto3_file"]))
     return {
@@ -477,9 +495,11 @@ def run(args, pythons, root, url, bundle, mode):
         for minor, python in pythons:
             for memory_mb in args.memory_mb:
                 # A rotating order: no column always runs right after another one.
-                turn = index % len(VARIANTS)
-                for variant in VARIANTS[turn:] + VARIANTS[:turn]:
-                    result = measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop)
+                names = list(VARIANTS) + list(args.columns)
+                turn = index % len(names)
+                for variant in names[turn:] + names[:turn]:
+                    result = measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop,
+                                            args.columns.get(variant, (None, {}))[1])
                     if index >= args.warmup:
                         samples.setdefault((minor, memory_mb, variant), []).append(result)
         print("  round %d/%d done (load %.1f)" % (index + 1, args.warmup + args.runs, os.getloadavg()[0]),
@@ -570,7 +590,8 @@ def measure_and_write(args, pythons, root, mode):
         # bench/rows.py adds where and when (host, CPU, load at start and end, dates, command).
         write_rows(args.json, rows, page_cache=page_cache, read_only=mode, runs=args.runs, warmup=args.warmup,
                    trust_store_certificates=trust_store.certificates(bundle), layer_ca=args.layer_ca,
-                   hook_prepared=hook_prepared(args.hook_zip))
+                   hook_prepared=hook_prepared(args.hook_zip), labels=LABELS,
+                   columns={name: base for name, (base, _) in args.columns.items()})
 
 
 def hook_prepared(hook_zip):
@@ -593,11 +614,14 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--warm-cache", action="store_true", help="do not drop the page cache")
+    parser.add_argument("--column", action="append", default=[], help="NAME=BASE,VAR=VALUE,...: an extra "
+                        "column, BASE's tree with these variables (a lever measured side by side)")
     parser.add_argument("--json", help="write the rows here (make coldstart: build/coldstart.json)")
     parser.add_argument("--inside", help=argparse.SUPPRESS)  # set when re-executed under unshare
     parser.add_argument("--layer-ca", action="append", default=[], help=argparse.SUPPRESS)  # from outside
     args = parser.parse_args(argv)
     args.memory_mb = args.memory_mb or list(MEMORY_MB)
+    args.columns = parse_columns(args.column)
     pythons = parse_pythons(args.python)
 
     if args.inside:
@@ -629,6 +653,7 @@ def main(argv=None):
             command += ["--memory-mb=%d" % mb for mb in args.memory_mb]
             command += ["--layer-ca=" + line for line in args.layer_ca]
             command += ["--warm-cache"] if args.warm_cache else []
+            command += ["--column=" + column for column in args.column]
             command += ["--json", os.path.abspath(args.json)] if args.json else []
             subprocess.run(["unshare", "-m", *command], check=True)
             return
