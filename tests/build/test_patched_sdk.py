@@ -4,6 +4,7 @@ the patched SDK in build/layer.zip behaves as the stock wheels do (tests/build/s
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -127,3 +128,11 @@ def test_repository_patches_touch_only_their_own_distribution():
     for patch in declared:
         assert patch["subject"] and len(patch["why"]) > 80, patch["name"]
         assert {path.split("/")[0] for path in patch["files"]} == {patch["distribution"]}, patch["name"]
+
+
+def test_readme_lists_every_patch():
+    """README names every patch file of layer/patches/ (the full layer's SDK is upstream's plus these)."""
+    with open(os.path.join(REPO, "README.md")) as handle:
+        readme = handle.read()
+    listed = set(re.findall(r"`(layer/patches/[^`]+\.patch)`", readme))
+    assert listed == {"layer/patches/%s/%s" % (patch["distribution"], patch["name"]) for patch in patches.load()}
