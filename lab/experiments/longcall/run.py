@@ -202,6 +202,9 @@ def rows(cells, scale: Scale) -> list:
             "invocations": invocations, "answered": answered,
             "seconds": round(max(times), 2) if times else None,
             "requests_received": cell.requests, "callee_answers_sent": cell.answered_by_callee,
+            "client_timeouts": next((o.body["timeouts"] for o in cell.outcomes
+                                     if isinstance(o.body, dict) and "timeouts" in o.body), None),
+            "sockets": [sock for o in cell.outcomes if isinstance(o.body, dict) for sock in o.body.get("sockets", [])],
             "arrivals_s": cell.arrivals_s, "error": None if cell.error is None else repr(cell.error),
         })
     return out

@@ -15,7 +15,7 @@ def table_rows_fixture():
     from lab.net import nat
 
     require_root_namespaces(nat.unavailable_reason())
-    args = longcall.parse_args(["--zip", LAYER_ZIP, "--nat-timeout", "2", "--configs", "advice,full"])
+    args = longcall.parse_args(["--zip", LAYER_ZIP, "--nat-timeout", "2", "--configs", "advice,advice-once,full"])
     scale = longcall.Scale.of(args.nat_timeout)
     cells = longcall.run_all(args, scale, REPO / "build" / "test-longcall")
     assert [c.error for c in cells] == [None] * len(cells)
@@ -43,3 +43,19 @@ def test_stock_with_aws_advice_loses_the_answer_and_runs_the_callee_again(table_
     for row in _rows(table_rows, "advice"):
         assert row["answered"] == 0, row
         assert row["requests_received"] >= 2, row
+
+
+def test_the_layer_changes_no_timeout(table_rows):
+    """The layer's client keeps the read and connect timeouts stock's has (the user's read_timeout,
+    botocore's 60 s connect timeout), its socket waits read_timeout, and carries the layer's timers."""
+    stock = [r["client_timeouts"] for r in _rows(table_rows, "advice-once")]
+    for row in _rows(table_rows, "full"):
+        assert row["client_timeouts"] in stock and row["client_timeouts"]["connect_timeout"] == 60, row
+        assert [s["timeout"] for s in row["sockets"]] == [row["client_timeouts"]["read_timeout"]], row
+        assert [(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"]) for s in row["sockets"]] == [(1, 1, 1)], row
+
+
+def test_a_single_attempt_runs_the_callee_once_and_still_loses_the_answer(table_rows):
+    """Stock with total_max_attempts=1: one execution, and ReadTimeoutError after the read timeout."""
+    for row in _rows(table_rows, "advice-once"):
+        assert row["outcome"] == "no answer: ReadTimeoutError" and row["requests_received"] == 1, row

@@ -32,6 +32,11 @@ async def _invoke(event):
         return json.loads(await stream.read())
 
 
+def timeouts():
+    """The client's own timeouts, as the handler runs: the layer must leave them as the user set them."""
+    return {"read_timeout": client.meta.config.read_timeout, "connect_timeout": client.meta.config.connect_timeout}
+
+
 def handler(event, context):
     """Invoke the callee once (RequestResponse); the callee's answer, or the error, and the time."""
     started = time.monotonic()
@@ -39,6 +44,6 @@ def handler(event, context):
         answer = LOOP.run_until_complete(_invoke(event))
     except Exception as error:
         return {"answered": False, "error": type(error).__name__, "detail": str(error)[:300],
-                "seconds": round(time.monotonic() - started, 3), "pid": os.getpid()}
+                "seconds": round(time.monotonic() - started, 3), "pid": os.getpid(), "timeouts": timeouts()}
     return {"answered": True, "answer": answer, "seconds": round(time.monotonic() - started, 3),
-            "pid": os.getpid()}
+            "pid": os.getpid(), "timeouts": timeouts()}
