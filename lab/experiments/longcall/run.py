@@ -22,13 +22,16 @@ What runs (everything on this machine, nothing reaches AWS):
   example's task folder (aiobotocore bundled with its botocore). The Managed Instances cells run
   the same caller in awslambdaric's multi-concurrent mode (2 workers, never frozen), both workers
   holding a long call at once.
-* The caller's own invocation is bounded by the scaled 800 s (its function timeout): after it the
-  lab records "caller timed out" and stops the function, so a cell whose answer was lost ends
-  there (by then botocore has retried once; its later retries would only add executions).
+* The caller's own invocation is bounded by the scaled 800 s (its function timeout: the read timeout
+  plus one NAT timeout): after it the lab records "caller timed out" and stops the function, so a
+  cell whose answer was lost ends there (by then botocore has retried once; its later retries would
+  only add executions).
+* Managed Instances may run an invocation 5 400 s: two more cells hold a call that long (read
+  timeout 5 450 s, bound 5 800 s), scaled; at AWS's scale (90 minutes) only when named (--configs).
 
 Time scale: ``--nat-timeout`` (default 5 s) stands for 350 s; the callee's 400 s, the read timeout's
 450 s, the caller's 800 s and the layer's timers (lab.standin.function_net.scaled_timers) scale with
-it. ``--nat-timeout 350`` is the real scale (the layer's shipped timers; ~15 min), written to
+it. ``--nat-timeout 350`` is the real scale (the layer's shipped timers; ~14 min), written to
 build/longcall-350.json instead of build/longcall.json.
 """
 
@@ -51,11 +54,12 @@ from lab.experiments.longcall.callee import CallNetwork, SlowCallee
 from lab.standin.function_net import AWS_SWITCH_ENV, DEFAULTS, NAT_TIMEOUT_S, keepalive_env, scaled_timers
 
 TASK = Path(__file__).resolve().parent / "task"
-# AWS's numbers the lab scales: the NAT's idle timeout, how long the callee works, the caller's
-# read timeout (above the callee's duration, as advised) and the caller's own function timeout.
+# AWS's numbers the lab scales: how long the callee works; the caller's read timeout is 50 s above it
+# (above the callee's duration, as advised) and its own function timeout one NAT timeout after that,
+# time for botocore's first retry to reach the callee. A Managed Instances invocation may run 5 400 s.
 ANSWER_S = 400
-READ_TIMEOUT_S = 450
-CALLER_TIMEOUT_S = 800
+READ_MARGIN_S = 50
+LMI_INVOCATION_S = 5400
 MODES = ("reset", "drop")
 ON_DEMAND_PYTHON = "3.12"
 LMI_PYTHON = "3.13"  # Managed Instances: python3.13+
@@ -73,6 +77,7 @@ class Config:
     aio: bool = False
     lmi: bool = False
     env: dict = field(default_factory=dict)
+    answer_s: int = ANSWER_S  # how long its callee works, at AWS's scale
 
     @property
     def stock(self) -> bool:
@@ -89,6 +94,11 @@ CONFIGS = [
     Config("aio-layer", "aiobotocore + layer (full flavor)", layer="full", aio=True),
     Config("lmi", "Managed Instances, stock botocore, AWS's advice", lmi=True),
     Config("lmi-layer", "Managed Instances, layer, full flavor", layer="full", lmi=True),
+    # The longest call a Managed Instances invocation can hold; left out at AWS's scale (90 minutes).
+    Config("lmi-5400", "Managed Instances, stock botocore, AWS's advice, 5 400 s call", lmi=True,
+           answer_s=LMI_INVOCATION_S),
+    Config("lmi-5400-layer", "Managed Instances, layer, full flavor, 5 400 s call", layer="full", lmi=True,
+           answer_s=LMI_INVOCATION_S),
 ]
 
 
@@ -96,6 +106,7 @@ CONFIGS = [
 class Cell:
     config: Config
     mode: str
+    scale: "Scale"
     outcomes: list = field(default_factory=list)  # the caller invocations' runtime outcomes
     requests: int = 0
     answered_by_callee: int = 0
@@ -114,12 +125,13 @@ class Scale:
     timers: dict
 
     @classmethod
-    def of(cls, nat_timeout: int) -> "Scale":
+    def of(cls, nat_timeout: int, answer_s: int = ANSWER_S) -> "Scale":
         factor = nat_timeout / NAT_TIMEOUT_S
         # At the real scale the layer runs with its shipped defaults: no variable is set.
         timers = {k: v for k, v in scaled_timers(nat_timeout).items() if v != DEFAULTS[k]}
-        return cls(nat_timeout, round(ANSWER_S * factor, 3), round(READ_TIMEOUT_S * factor, 3),
-                   round(CALLER_TIMEOUT_S * factor, 3), timers)
+        read = answer_s + READ_MARGIN_S
+        return cls(nat_timeout, round(answer_s * factor, 3), round(read * factor, 3),
+                   round((read + NAT_TIMEOUT_S) * factor, 3), timers)
 
 
 def caller_env(config: Config, scale: Scale) -> dict:
@@ -129,9 +141,9 @@ def caller_env(config: Config, scale: Scale) -> dict:
     return env
 
 
-def run_cell(cell: Cell, endpoint, scale: Scale, opts: dict, tasks: dict, stop: threading.Event) -> None:
+def run_cell(cell: Cell, endpoint, opts: dict, tasks: dict, stop: threading.Event) -> None:
     """One caller invoking its own slow callee through its own NAT; fills ``cell``. Never raises."""
-    config = cell.config
+    config, scale = cell.config, cell.scale
     name = "callee-%s-%s" % (config.name, cell.mode)
     callee = SlowCallee(scale.answer)
     endpoint.register(name, callee)
@@ -186,11 +198,11 @@ def outcome_of(outcome, scale: Scale) -> tuple:
     return "invocation failed: %s %s" % (outcome.kind, outcome.error_type or ""), False, None
 
 
-def rows(cells, scale: Scale) -> list:
+def rows(cells) -> list:
     """One dict per cell: the table's row and the JSON's."""
     out = []
     for cell in cells:
-        outcomes = [outcome_of(o, scale) for o in cell.outcomes]
+        outcomes = [outcome_of(o, cell.scale) for o in cell.outcomes]
         texts = sorted({text for text, _, _ in outcomes})
         answered = sum(1 for _, ok, _ in outcomes if ok)
         times = [s for _, _, s in outcomes if s is not None]
@@ -198,7 +210,9 @@ def rows(cells, scale: Scale) -> list:
         out.append({
             "configuration": cell.config.label, "name": cell.config.name, "stock": cell.config.stock,
             "caller": "Managed Instances, %d workers" % LMI_WORKERS if cell.config.lmi else "on-demand",
-            "nat_mode": cell.mode, "outcome": "; ".join(texts) if texts else "error: %r" % cell.error,
+            "nat_mode": cell.mode, "callee_s_at_aws_scale": cell.config.answer_s, "callee_s": cell.scale.answer,
+            "read_timeout_s": cell.scale.read_timeout, "caller_timeout_s": cell.scale.caller_timeout,
+            "outcome": "; ".join(texts) if texts else "error: %r" % cell.error,
             "invocations": invocations, "answered": answered,
             "seconds": round(max(times), 2) if times else None,
             "requests_received": cell.requests, "callee_answers_sent": cell.answered_by_callee,
@@ -246,16 +260,48 @@ def describe_scale(data) -> str:
                 data["nat_timeout_s"], data["answer_s"], data["read_timeout_s"], data["caller_timeout_s"]))
 
 
+def longer_calls(table_rows) -> str:
+    """One sentence for the rows whose callee works longer than 400 s at AWS's scale ('' if none)."""
+    longer = {r["callee_s_at_aws_scale"]: r for r in table_rows if r.get("callee_s_at_aws_scale", ANSWER_S) != ANSWER_S}
+    return "".join(" The %d s rows: callee %s s, read_timeout %s s, caller's own timeout %s s." % (
+        aws, r["callee_s"], r["read_timeout_s"], r["caller_timeout_s"]) for aws, r in sorted(longer.items()))
+
+
 def view(data) -> str:
-    """docs/longcall.md and README's "Long calls": the table of one run (make docs)."""
+    """docs/longcall.md: the table of one run (make docs)."""
     run = data[next(iter(data))]
     timers = run["layer_timers"] or "the layer's shipped defaults (IDLE 60 s, INTERVAL 10 s)"
     if isinstance(timers, dict):
         timers = ", ".join("%s %s s" % (k.upper(), v) for k, v in sorted(timers.items()) if k != "count")
     return ("%s; layer timers: %s. Stand-in callers: CPython %s (on-demand, runtime-kind botocore %s), "
-            "CPython %s (Managed Instances).\n\n%s" % (
+            "CPython %s (Managed Instances).%s\n\n%s" % (
                 describe_scale(run), timers, run["on_demand_python"], run["runtime_botocore"], run["lmi_python"],
-                markdown(run["rows"])))
+                longer_calls(run["rows"]), markdown(run["rows"])))
+
+
+def summary(data) -> str:
+    """README's "Long calls": per caller and NAT mode, the outcome, its time and the callee's executions."""
+    run = data[next(iter(data))]
+    by = {(r["name"], r["nat_mode"]): r for r in run["rows"]}
+    names = list(dict.fromkeys(r["name"] for r in run["rows"]))
+    modes = [m for m in MODES if any(r["nat_mode"] == m for r in run["rows"])]
+
+    def cell(row):
+        if row["answered"] == row["invocations"]:
+            what = "**answer**"
+        else:
+            what = row["outcome"].replace("no answer: ", "no answer, ")
+        runs = row["requests_received"]
+        return "%s after %.0f s; callee ran %d× for %d call%s" % (
+            what, row["seconds"], runs, row["invocations"], "s" if row["invocations"] > 1 else "")
+
+    header = ["caller"] + ["NAT %s" % ("resets" if m == "reset" else "drops silently") for m in modes]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name in names:
+        first = by[name, modes[0]]
+        label = first["configuration"] + (" (%s)" % first["caller"] if first["caller"] != "on-demand" else "")
+        lines.append("| " + " | ".join([label] + [cell(by[name, m]) for m in modes]) + " |")
+    return "%s.\n\n%s" % (describe_scale(run), "\n".join(lines))
 
 
 def parse_args(argv):
@@ -273,9 +319,10 @@ def parse_args(argv):
     unknown = set(wanted) - {c.name for c in CONFIGS}
     if unknown:
         p.error("unknown configurations: %s" % ", ".join(sorted(unknown)))
-    args.configs = [c for c in CONFIGS if not wanted or c.name in wanted]
+    real = args.nat_timeout == NAT_TIMEOUT_S
+    # At AWS's scale a 5 400 s call takes 90 minutes: run only when named.
+    args.configs = [c for c in CONFIGS if c.name in wanted or not wanted and (not real or c.answer_s == ANSWER_S)]
     if args.json is None:
-        real = args.nat_timeout == NAT_TIMEOUT_S
         args.json = str(REPO / "build" / ("longcall-350.json" if real else "longcall.json"))
     return args
 
@@ -302,18 +349,18 @@ def prepare(args, workdir: Path) -> tuple:
     return opts, tasks
 
 
-def run_all(args, scale: Scale, workdir: Path) -> list:
+def run_all(args, workdir: Path) -> list:
     """Every configuration x NAT mode at the same time, each in its own thread and namespace."""
     from lab.services.durable import InvokeEndpoint
 
     opts, tasks = prepare(args, workdir)
-    cells = [Cell(c, m) for m in args.modes for c in args.configs]
+    cells = [Cell(c, m, Scale.of(args.nat_timeout, c.answer_s)) for m in args.modes for c in args.configs]
     endpoint = InvokeEndpoint()
     stop = threading.Event()
     threads = []
     try:
         for cell in cells:
-            thread = threading.Thread(target=run_cell, args=(cell, endpoint, scale, opts, tasks, stop),
+            thread = threading.Thread(target=run_cell, args=(cell, endpoint, opts, tasks, stop),
                                       name="longcall-%s-%s" % (cell.config.name, cell.mode), daemon=True)
             thread.start()
             threads.append(thread)
@@ -345,6 +392,10 @@ def main(argv=None) -> int:
     fields = {"nat_timeout_s": scale.nat_timeout, "answer_s": scale.answer, "read_timeout_s": scale.read_timeout,
               "caller_timeout_s": scale.caller_timeout}
     print("Long call: " + describe_scale(fields))
+    for answer_s in sorted({c.answer_s for c in args.configs} - {ANSWER_S}):
+        longer = Scale.of(args.nat_timeout, answer_s)
+        print("  %d s calls: callee %s s, read_timeout %s s, caller's own timeout %s s"
+              % (answer_s, longer.answer, longer.read_timeout, longer.caller_timeout))
     variables = ", ".join("AWS_PYTHON_KEEPALIVE_%s=%s" % (k.upper(), v) for k, v in scale.timers.items())
     print("Layer timers: %s" % (variables or "the shipped defaults (%s)" % DEFAULTS))
     print("Stock = the runtime-kind botocore %s (RUNTIME_BOTO3); %d cells side by side ..."
@@ -352,11 +403,11 @@ def main(argv=None) -> int:
     started = time.monotonic()
     load_start = os.getloadavg()
     workdir = REPO / "build" / "longcall"
-    cells = run_all(args, scale, workdir)
+    cells = run_all(args, workdir)
     for cell in cells:
         if cell.error is not None:
             print("%s / %s failed: %r" % (cell.config.name, cell.mode, cell.error), file=sys.stderr)
-    table_rows = rows(cells, scale)
+    table_rows = rows(cells)
     print()
     print(markdown(table_rows))
     checks = verdict(table_rows)

@@ -16,10 +16,9 @@ def table_rows_fixture():
 
     require_root_namespaces(nat.unavailable_reason())
     args = longcall.parse_args(["--zip", LAYER_ZIP, "--nat-timeout", "2", "--configs", "advice,advice-once,full"])
-    scale = longcall.Scale.of(args.nat_timeout)
-    cells = longcall.run_all(args, scale, REPO / "build" / "test-longcall")
+    cells = longcall.run_all(args, REPO / "build" / "test-longcall")
     assert [c.error for c in cells] == [None] * len(cells)
-    rows = longcall.rows(cells, scale)
+    rows = longcall.rows(cells)
     print("\n" + longcall.markdown(rows))
     return rows
 
