@@ -255,9 +255,15 @@ def markdown(table_rows) -> str:
 
 
 def describe_scale(data) -> str:
-    return ("NAT idle timeout %s s (AWS: 350), callee answers after %s s (400), caller's read_timeout %s s "
-            "(450), caller's own timeout %s s (800)" % (
-                data["nat_timeout_s"], data["answer_s"], data["read_timeout_s"], data["caller_timeout_s"]))
+    """The run's times, each with the AWS-scale time it stands for when scaled."""
+    def both(key, aws):
+        value = data[key]
+        return "%g s" % value if data["nat_timeout_s"] == NAT_TIMEOUT_S else "%g s (for %d s)" % (value, aws)
+
+    read = ANSWER_S + READ_MARGIN_S
+    return "NAT idle timeout %s, callee answers after %s, caller's read_timeout %s, caller's own timeout %s" % (
+        both("nat_timeout_s", NAT_TIMEOUT_S), both("answer_s", ANSWER_S), both("read_timeout_s", read),
+        both("caller_timeout_s", read + NAT_TIMEOUT_S))
 
 
 def longer_calls(table_rows) -> str:
@@ -299,7 +305,8 @@ def summary(data) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in names:
         first = by[name, modes[0]]
-        label = first["configuration"] + (" (%s)" % first["caller"] if first["caller"] != "on-demand" else "")
+        workers = first["caller"].rpartition(", ")[2] if first["caller"] != "on-demand" else ""
+        label = first["configuration"] + (" (%s)" % workers if workers else "")
         lines.append("| " + " | ".join([label] + [cell(by[name, m]) for m in modes]) + " |")
     return "%s.\n\n%s" % (describe_scale(run), "\n".join(lines))
 
