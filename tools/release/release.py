@@ -161,7 +161,8 @@ def build_release(uv, out_dir, interpreters):
         out = os.path.join(out_dir, zip_name(flavor, version))
         result = build_zip(uv, flavor, out, os.path.join(work, flavor), interpreters)
         bom = sbom.document(out, result["sha256"], flavor, version, wheel_sha256, locked, interpreters,
-                            layer_info.description_from_zip(out), epoch=source_date_epoch())
+                            layer_info.description_from_zip(out), epoch=source_date_epoch(),
+                            patches=build_layer.applied_patches(result))
         sbom.write(bom, out + ".cdx.json")
         names += [os.path.basename(out), os.path.basename(out) + ".cdx.json"]
     shutil.rmtree(work)
