@@ -48,3 +48,17 @@ def twin(request):
     """The stock and layer runs of this test's case: {"stock": Run, "layer": Run}."""
     case_id, case = _case_of(request.node)
     return _scheduler.result(case_id, case)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Each case's wall time, stock and layer (started together), to keep the twin in budget."""
+    if _scheduler is None:
+        return
+    rows = []
+    for case_id, (_case, future) in _scheduler.futures.items():
+        if future.done() and not future.exception():
+            runs = future.result()
+            rows.append("  %-48s stock %5.1f s  layer %5.1f s" % (case_id, runs["stock"].wall_s, runs["layer"].wall_s))
+    terminalreporter.write_line("stock twin, wall per case (%d pairs at a time):" % PAIRS)
+    for row in rows:
+        terminalreporter.write_line(row)

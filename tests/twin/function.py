@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import ssl
+import time
 
 SCENARIOS = {}
 
@@ -59,18 +60,19 @@ def attempt(function):
 def calls(make_client, count, between=None):
     """``count`` list_tables calls on the client ``make_client()`` makes (client creation counted
     as the first outcome when it fails); ``between(i)`` runs before call i."""
+    started = time.monotonic()
     outcomes, details = [], []
     made = {}
     outcome, detail = attempt(lambda: made.setdefault("client", make_client()))
     if outcome != "ok":
-        return {"calls": ["create: " + outcome], "_details": [detail]}
+        return {"calls": ["create: " + outcome], "_details": [detail], "_elapsed_s": time.monotonic() - started}
     for index in range(count):
         if between is not None:
             between(index)
         outcome, detail = attempt(made["client"].list_tables)
         outcomes.append(outcome)
         details.append(detail)
-    return {"calls": outcomes, "_details": details}
+    return {"calls": outcomes, "_details": details, "_elapsed_s": time.monotonic() - started}
 
 
 def counter(counts, name, function):
@@ -254,3 +256,224 @@ def write_service_copy(botocore_data, root, service, version, new_name):
         model = json.load(handle)
     with open(os.path.join(target, "service-2.json"), "w") as handle:
         json.dump(model, handle)
+
+
+# --- proxies axis -----------------------------------------------------------------------------
+
+
+@scenario
+def proxies(params):
+    """An HTTP CONNECT proxy, an https:// proxy (its CA from the verify bundle, or from
+    proxy_ca_bundle), and NO_PROXY naming the endpoint (the proxy in HTTPS_PROXY never used)."""
+    from botocore.config import Config
+
+    urls, proxy_urls, bundle = params["urls"], params["proxies"], params["bundle"]
+    results = {}
+    for label, proxies_config in (("connect_proxy", None), ("https_proxy", None),
+                                  ("https_proxy_ca", {"proxy_ca_bundle": bundle})):
+        config = Config(proxies={"https": proxy_urls[label]}, proxies_config=proxies_config)
+        results[label] = calls(lambda label=label, config=config: client(urls[label], verify=bundle, config=config), 3)
+    os.environ.update(HTTPS_PROXY=proxy_urls["no_proxy"], NO_PROXY="localhost")
+    try:
+        results["no_proxy"] = calls(lambda: client(urls["no_proxy"], verify=bundle), 3)
+    finally:
+        del os.environ["HTTPS_PROXY"], os.environ["NO_PROXY"]
+    return results
+
+
+# --- client certificates axis -----------------------------------------------------------------
+
+
+@scenario
+def client_certs(params):
+    """Config(client_cert=(cert, key)) files rotated in place while the client lives (both files),
+    and the certificate rotated before its key (a key that does not match it)."""
+    from botocore.config import Config
+
+    results = {}
+    for label, rotate in (("rotation", ("crt", "key")), ("key_mismatch", ("crt",))):
+        files = {part: os.path.join(params["dir"], "%s.%s" % (label, part)) for part in ("crt", "key")}
+        for part in files:
+            shutil.copyfile(params["clients"]["client_a"][part], files[part])
+
+        def between(index, files=files, rotate=rotate):
+            if index == 1:
+                for part in rotate:
+                    shutil.copyfile(params["clients"]["client_b"][part], files[part])
+
+        config = Config(client_cert=(files["crt"], files["key"]))
+        results[label] = calls(lambda label=label, config=config: client(params["urls"][label], verify=params["bundle"],
+                                                                          config=config), 4, between=between)
+    return results
+
+
+# --- middleboxes axis -------------------------------------------------------------------------
+
+
+@scenario
+def middleboxes(params):
+    """A path that silently drops, or resets, every ClientHello carrying a PSK; a server that
+    refuses every ticket; a leaf and an intermediate that expire while their clients live."""
+    from botocore.config import Config
+
+    urls, bundle = params["urls"], params["bundle"]
+    results = {}
+    # An expiring endpoint's chain is made at its first connection, valid for expiry_s from then.
+    expiring = {label: client(urls[label], verify=bundle) for label in ("expiring_leaf", "expiring_intermediate")}
+    first_connection = time.time()
+    before = {label: attempt(made.list_tables) for label, made in expiring.items()}
+    quick = Config(connect_timeout=1, read_timeout=2, retries={"max_attempts": 3, "mode": "standard"})
+    for label, count in (("psk_dropped", 8), ("psk_reset", 8), ("tickets_refused", 8)):
+        results[label] = calls(lambda label=label: client(urls[label], verify=bundle, config=quick), count)
+    time.sleep(max(0.0, first_connection + params["expiry_s"] + 1.5 - time.time()))
+    for label, made in expiring.items():
+        after = attempt(made.list_tables)
+        results[label] = {"calls": [before[label][0], after[0]], "_details": [before[label][1], after[1]]}
+    return results
+
+
+# --- gc axis ----------------------------------------------------------------------------------
+
+
+def _rss_kb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+@scenario
+def gc_churn(params):
+    """Clients made, used on two connections (the second may resume) and dropped, with the cycle
+    collector disabled (a cold-start tuning) or the heap frozen after init: the contexts still
+    alive after, and the RSS growth, as stock's."""
+    import gc
+
+    import boto3
+
+    shared = boto3.session.Session()  # models loaded once: what each client adds is its own
+    client(params["urls"]["churn"], verify=params["bundle"], session=shared).list_tables()  # warm
+    if params["gc"] == "disabled":
+        gc.disable()
+    else:
+        gc.freeze()
+    before = _rss_kb()
+    outcomes = {}
+    for _ in range(params["clients"]):
+        made = client(params["urls"]["churn"], verify=params["bundle"], session=shared)
+        for _ in range(2):
+            outcome = attempt(made.list_tables)[0]
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        del made
+    if params["gc"] != "disabled":
+        gc.collect()  # frozen: whatever the collector can free is freed, in both twins
+    growth = _rss_kb() - before
+    alive = sum(1 for thing in gc.get_objects() if isinstance(thing, ssl.SSLContext))
+    return {"churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
+
+
+# --- processes axis ---------------------------------------------------------------------------
+
+
+def spawned_calls(url, bundle, queue):
+    """In a spawned child: two calls on a new client; their outcomes back through ``queue``."""
+    import sys
+
+    made = client(url, verify=bundle)
+    queue.put(([attempt(made.list_tables)[0] for _ in range(2)], "aws_keepalive" in sys.modules))
+
+
+@scenario
+def processes(params):
+    """fork: a client used by the parent (two connections), then by a forked child (two), then by
+    the parent again; spawn: a multiprocessing spawn child's own client; the parent's calls around."""
+    import multiprocessing
+
+    url, bundle = params["urls"]["fork"], params["bundle"]
+    made = client(url, verify=bundle)
+    outcomes = [attempt(made.list_tables)[0] for _ in range(2)]
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(reader)
+            os.write(writer, json.dumps([attempt(made.list_tables)[0] for _ in range(2)]).encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as pipe:
+        outcomes += json.loads(pipe.read() or "[]")
+    os.waitpid(pid, 0)
+    outcomes.append(attempt(made.list_tables)[0])
+    spawn = multiprocessing.get_context("spawn")
+    queue = spawn.Queue()
+    child = spawn.Process(target=spawned_calls, args=(params["urls"]["spawn"], bundle, queue))
+    child.start()
+    spawned, layer_in_child = queue.get(timeout=60)
+    child.join(timeout=30)
+    return {"fork": {"calls": outcomes},
+            "spawn": {"calls": spawned, "exit": child.exitcode, "_layer_in_child": layer_in_child}}
+
+
+@scenario
+def snapstart(params):
+    """SnapStart (AWS_LAMBDA_INITIALIZATION_TYPE=snap-start): two calls during init, then the
+    runtime's hooks as awslambdaric runs them (before-snapshot in reverse, after-restore in order),
+    then two calls in the restored environment."""
+    from snapshot_restore_py import get_after_restore, get_before_snapshot
+
+    made = client(params["urls"]["restore"], verify=params["bundle"])
+    outcomes = [attempt(made.list_tables)[0] for _ in range(2)]
+    before_snapshot = get_before_snapshot()
+    while before_snapshot:
+        function, args, kwargs = before_snapshot.pop()
+        function(*args, **kwargs)
+    for function, args, kwargs in get_after_restore():
+        function(*args, **kwargs)
+    outcomes += [attempt(made.list_tables)[0] for _ in range(2)]
+    return {"restore": {"calls": outcomes}}
+
+
+# --- aiobotocore ------------------------------------------------------------------------------
+
+
+@scenario
+def aio(params):
+    """aiobotocore (the function's own copy, with the botocore it pins): the standard library's
+    context, and a subclass overriding wrap_bio (asyncio's TLS goes through wrap_bio)."""
+    import asyncio
+
+    import botocore.httpsession
+    from aiobotocore.config import AioConfig
+    from aiobotocore.session import get_session
+
+    stdlib = botocore.httpsession.SSLContext
+    counts = {}
+
+    class Counting(stdlib):
+        def wrap_bio(self, *args, **kwargs):
+            counts["wrap_bio"] = counts.get("wrap_bio", 0) + 1
+            return super().wrap_bio(*args, **kwargs)
+
+    async def three_calls(url):
+        config = AioConfig(retries={"max_attempts": 2, "mode": "standard"}, connect_timeout=3, read_timeout=10)
+        async with get_session().create_client("dynamodb", region_name="us-east-1", endpoint_url=url,
+                                               verify=params["bundle"], config=config) as made:
+            outcomes = []
+            for _ in range(3):
+                try:
+                    await made.list_tables()
+                    outcomes.append("ok")
+                except Exception as error:
+                    outcomes.append(type(error).__name__)
+            return outcomes
+
+    results = {"stdlib": {"calls": asyncio.run(three_calls(params["urls"]["stdlib"]))}}
+    botocore.httpsession.SSLContext = Counting
+    try:
+        results["wrap_bio_subclass"] = {"calls": asyncio.run(three_calls(params["urls"]["wrap_bio_subclass"])),
+                                        "wrap_bio": counts.get("wrap_bio", 0)}
+    finally:
+        botocore.httpsession.SSLContext = stdlib
+    return results

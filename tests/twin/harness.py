@@ -32,7 +32,7 @@ import threading
 import time
 
 from pki import EXPIRY_S
-from wire import Wire
+from wire import ConnectProxy, Wire
 
 def _hook_conftest():
     """tests/hook/conftest.py, for its BASE_ENV: what a Lambda function's environment holds (the
@@ -51,11 +51,21 @@ SWITCH = {"stock": "0", "layer": "1"}
 
 
 class Check:
-    """One check of a scenario: its endpoint (``mode``: wire.Front's; ``refuse_tickets``; ``tls``)
-    and its PSK rule (see the module docstring)."""
+    """One check of a scenario: its endpoint and what the layer may do differently there.
 
-    def __init__(self, psk="any", mode="pass", refuse_tickets=False, tls=True, context="leaf"):
+    ``mode``, ``refuse_tickets``, ``tls``, ``context``: the endpoint (wire.Wire, pki.PKI);
+    ``proxy``: ``http`` or ``https`` for a CONNECT proxy of its own (``params["proxies"]``);
+    ``psk``: the PSK rule (module docstring); ``no_psk_at``: connection numbers (0-based, in the
+    order the server accepted them) where the layer must offer none (a forked child's or a
+    restored clone's first); ``max_extra_s``: how much longer than stock's the check may take
+    (``_elapsed_s``); ``rss_growth_slack_mb``: how much more than stock's the check's own RSS
+    growth may be (``_rss_growth_kb``)."""
+
+    def __init__(self, psk="any", mode="pass", refuse_tickets=False, tls=True, context="leaf", proxy=None,
+                 no_psk_at=(), max_extra_s=None, rss_growth_slack_mb=None):
         self.psk, self.mode, self.refuse_tickets, self.tls, self.context = psk, mode, refuse_tickets, tls, context
+        self.proxy, self.no_psk_at, self.max_extra_s = proxy, no_psk_at, max_extra_s
+        self.rss_growth_slack_mb = rss_growth_slack_mb
 
 
 class Case:
@@ -78,8 +88,10 @@ class Run:
                                   refuse_tickets=check.refuse_tickets)
                       for label, check in case.checks.items()}
         self.urls = {label: wire.url for label, wire in self.wires.items()}
-        # The end of an ``expiring`` endpoint's certificate is at most this (pki.EXPIRY_S).
-        params = {"urls": self.urls, "bundle": pki.bundle, "dir": self.dir, "expires_at": time.time() + EXPIRY_S}
+        self.proxies = {label: ConnectProxy(pki.server_context("leaf")() if check.proxy == "https" else None)
+                        for label, check in case.checks.items() if check.proxy}
+        params = {"urls": self.urls, "proxies": {label: proxy.url for label, proxy in self.proxies.items()},
+                  "bundle": pki.bundle, "dir": self.dir, "expiry_s": EXPIRY_S}
         params.update(case.params(self) if case.params else {})
         env = dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=SWITCH[side], AWS_PYTHON_KEEPALIVE_DEBUG="1")
         env.update({key: value.format(**params) if isinstance(value, str) else value
@@ -101,6 +113,9 @@ class Run:
         lines = [line for line in stdout.splitlines() if line.startswith("{")]
         self.result = json.loads(lines[-1]) if self.process.returncode == 0 and lines else None
         self.wire = {label: wire.observed() for label, wire in self.wires.items()}
+        for label, proxy in self.proxies.items():
+            self.wire[label]["proxy_connects"] = len(proxy.connects)
+            proxy.close()
         for wire in self.wires.values():
             wire.close()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -136,9 +151,9 @@ def differences(case, runs):
                              % (label, key, theirs.get(key), ours.get(key), theirs.get("_details"),
                                 ours.get("_details")))
         wire_stock, wire_layer = stock.wire[label], layer.wire[label]
-        for key in ("requests", "client_certs"):
-            if wire_stock[key] != wire_layer[key]:
-                found.append("%s: wire %s: stock %r, layer %r" % (label, key, wire_stock[key], wire_layer[key]))
+        for key in ("requests", "client_certs", "proxy_connects"):
+            if wire_stock.get(key) != wire_layer.get(key):
+                found.append("%s: wire %s: stock %r, layer %r" % (label, key, wire_stock.get(key), wire_layer.get(key)))
         if wire_stock["psk_offers"]:
             found.append("%s: stock offered a PSK (%r): the twin's wire reading is wrong" % (label, wire_stock))
         offers = wire_layer["psk_offers"]
@@ -148,6 +163,17 @@ def differences(case, runs):
             found.append("%s: the layer never resumed (%r): this check exercises nothing" % (label, wire_layer))
         elif isinstance(check.psk, int) and offers > check.psk:
             found.append("%s: the layer offered a PSK %d times, at most %d allowed" % (label, offers, check.psk))
+        for at in check.no_psk_at:
+            if wire_layer["offers"][at:at + 1] != [None]:
+                found.append("%s: connection %d of %r: the layer offered a PSK (or made no such connection)"
+                             % (label, at, wire_layer["offers"]))
+        if check.max_extra_s is not None and ours["_elapsed_s"] > theirs["_elapsed_s"] + check.max_extra_s:
+            found.append("%s: took %.1f s, stock %.1f s (at most %.1f s more allowed)"
+                         % (label, ours["_elapsed_s"], theirs["_elapsed_s"], check.max_extra_s))
+        if (check.rss_growth_slack_mb is not None
+                and ours["_rss_growth_kb"] > theirs["_rss_growth_kb"] + check.rss_growth_slack_mb * 1024):
+            found.append("%s: RSS grew %d kB, stock's %d kB (at most %d MB more allowed)"
+                         % (label, ours["_rss_growth_kb"], theirs["_rss_growth_kb"], check.rss_growth_slack_mb))
     slack_kb = case.rss_slack_mb * 1024
     if layer.result["peak_rss_kb"] > stock.result["peak_rss_kb"] + slack_kb:
         found.append("peak RSS: stock %d kB, layer %d kB (more than %d MB above)"

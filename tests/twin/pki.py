@@ -4,8 +4,9 @@
   ``other_bundle``: a CA that signed nothing the servers show;
 * a client CA the ``mtls`` server context trusts (CERT_OPTIONAL: it records whatever client
   certificate comes), and two client identities, ``client_a`` / ``client_b`` (cert and key files);
-* ``expiring`` / ``expiring_intermediate`` contexts, made per run: a leaf, or the intermediate CA
-  above a leaf, valid until ``EXPIRY_S`` after the run starts (``expiry`` in the run's params).
+* ``expiring`` / ``expiring_intermediate``: a leaf, or the intermediate CA above a leaf, valid
+  until ``EXPIRY_S`` after the endpoint's first connection (made then: however long the
+  interpreter took to start, its first call meets a valid chain).
 """
 
 import datetime
@@ -15,7 +16,7 @@ import ssl
 import trustme
 from cryptography import x509
 
-EXPIRY_S = 10
+EXPIRY_S = 4
 
 
 class PKI:
@@ -43,31 +44,46 @@ class PKI:
     def server_context(self, kind):
         """A maker of server contexts for ``kind``: called once per endpoint (and per connection
         when the endpoint refuses tickets)."""
-        if kind == "leaf":
-            leaf = self.leaf
-        elif kind == "mtls":
-            leaf = self.leaf
-        elif kind == "expiring":
-            leaf = self.ca.issue_cert("localhost", not_after=self._soon())
-        elif kind == "expiring_intermediate":
-            leaf = _short_lived_intermediate(self.ca, self._soon()).issue_cert("localhost")
-        else:
-            raise ValueError(kind)
+        if kind in ("expiring", "expiring_intermediate"):
+            return lambda: _MadeAtFirstConnection(lambda: self._expiring_context(kind))
 
         def make():
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            leaf.configure_cert(context)
+            self.leaf.configure_cert(context)
             if kind == "mtls":
                 context.verify_mode = ssl.CERT_OPTIONAL
                 context.load_verify_locations(self.client_ca_bundle)
+            elif kind != "leaf":
+                raise ValueError(kind)
             return context
 
         return make
+
+    def _expiring_context(self, kind):
+        if kind == "expiring":
+            leaf = self.ca.issue_cert("localhost", not_after=self._soon())
+        else:
+            leaf = _short_lived_intermediate(self.ca, self._soon()).issue_cert("localhost")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        leaf.configure_cert(context)
+        return context
 
     @staticmethod
     def _soon():
         return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) + datetime.timedelta(
             seconds=EXPIRY_S)
+
+
+class _MadeAtFirstConnection:
+    """A server context made by ``make`` when the first connection comes (then kept)."""
+
+    def __init__(self, make):
+        self.make, self.context = make, None
+
+    def wrap_socket(self, *args, **kwargs):
+        if self.context is None:
+            self.context = self.make()
+        return self.context.wrap_socket(*args, **kwargs)
 
 
 def _short_lived_intermediate(root, not_after):

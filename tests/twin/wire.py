@@ -197,7 +197,7 @@ class Wire:
             "connections": len(offers),
             "psk_offers": sum(1 for offer in offers if offer),
             "psk_identities": len(set(offer for offer in offers if offer)),
-            "psk_first_offer_at": next((at for at, offer in enumerate(offers) if offer), None),
+            "offers": offers,
             "requests": self.server.requests,
             "resumed": sum(1 for resumed in self.server.tls_resumed if resumed),
             "client_certs": list(self.server.client_certs),
