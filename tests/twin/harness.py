@@ -20,6 +20,22 @@ runtime's startup (sites.py, bootstrap.py: the layer's site folder processed by
   so the case proves something), ``any``, or an int (at most that many offers: middleboxes);
 * memory: the layer's peak RSS at most stock's + ``rss_slack_mb`` (default 12 MB: the layer's
   own modules and data; stated per case where tighter).
+
+Adding an axis (docs/twin.md says the same for readers of the docs):
+
+1. the function's side: a scenario in tests/twin/function.py (``@scenario def name(params)``)
+   returning ``{check: {...}}`` -- each call's outcome via ``calls``/``attempt``, plus counts of
+   anything the scenario's own code sees called (a wrapper, an override);
+2. the test side: tests/twin/test_<axis>.py with ``CASES = {name: Case(scenario, {check:
+   Check(...)}, ...)}`` and one test parametrized over ``case`` that calls
+   ``assert_same_as_stock(CASES[case], twin)`` (the ``twin`` fixture is the case's two runs:
+   conftest.py starts every selected case's pair at collection, a few pairs at a time);
+3. the switch's line in tests/twin/axes.py (``AXES``): test_switches.py fails for a variable
+   settings.py reads that has no axis there.
+
+Keep interpreters few: several independent checks (each with its own endpoint and its own
+client) in one scenario, one interpreter pair per global state a scenario must set (a context
+class swapped, gc disabled, an environment variable read at import).
 """
 
 import collections
