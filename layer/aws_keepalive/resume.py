@@ -298,6 +298,8 @@ def _connected(owner, ssl_object, token, failed):
         return None
     if ssl_object is None:
         return None
+    if not offered:
+        offer = None  # never reached a ClientHello (another wrap_socket ran): nothing was offered
     resumed = offered and ssl_object.session_reused
     if offer is not None and not resumed:
         cache.sessions.pop(key, None)  # refused: this connection's full handshake gives the next one
@@ -508,7 +510,10 @@ def _offer_for(cache, context, key):
         else:
             sessions.pop(key, None)
     backoff = cache.backoffs.get(key) if offer is not None else None
-    if backoff is not None and backoff[1] > 0:
+    if backoff is not None and backoff[1] == NEVER:
+        offer = None  # a handshake carrying an offer for this key failed: never again (_connected)
+        sessions.pop(key, None)
+    elif backoff is not None and backoff[1] > 0:
         cache.backoffs[key] = (backoff[0], backoff[1] - 1)  # backing off: this one offers nothing
         offer = None
         if backoff[1] == 1:
