@@ -57,6 +57,8 @@ SOURCES = {
     "soak": ("soak.json", "make soak"),
     "bench-throughput": ("bench-throughput.json", "make bench-throughput"),
     "demo-durable": ("demo-durable.json", "make demo-durable"),
+    "longcall": ("longcall.json", "make demo-longcall"),
+    "longcall-350": ("longcall-350.json", "make demo-longcall LONGCALL_NAT=350"),
 }
 
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
@@ -575,6 +577,9 @@ VIEWS = {
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
     "wheel": (view_wheel, ["wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
+    "longcall": ("lab.experiments.longcall.run:view", ["longcall"]),
+    "longcall-350": ("lab.experiments.longcall.run:view", ["longcall-350"]),
+    "longcall-summary": ("lab.experiments.longcall.run:summary", ["longcall-350"]),
     "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "coldstart-unknown", "bench-connect",
                                  "layer", "layer-hook", "wheel"]),
     "coldstart-unknown": (view_coldstart_unknown, ["coldstart", "coldstart-unknown"]),
