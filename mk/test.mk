@@ -95,7 +95,6 @@ test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $
 	  AWS_KEEPALIVE_LAYER_ZIP=$(CURDIR)/$(LAYER_ZIP) \
 	  $(call run_pytest,compat tests,$(VENV)/test-3.12/bin/python,tests/compat)
 
-<<<<<<< HEAD
 # --- the SDK's own suites on the full layer's patched tree (issue 36) -------------------------------
 # make test-upstream: botocore's and s3transfer's unit and functional suites (their PyPI sdists at the
 # pinned versions, tests/upstream/sdists.txt, hash-checked) and boto3's (its sdist has no tests:
@@ -122,7 +121,7 @@ test-upstream: $(VENV)/test-3.12/bin/python $(UPSTREAM_SDISTS)/.done $(LAYER_ZIP
 	  AWS_KEEPALIVE_BOTO3_SOURCE=$(if $(BOTO3_SOURCE),$(abspath $(BOTO3_SOURCE))) \
 	  AWS_KEEPALIVE_REQUIRE_BOTO3_SUITE=$(REQUIRE_BOTO3_SUITE) \
 	  $(call run_pytest,upstream suites on the patched SDK,$(VENV)/test-3.12/bin/python,-rs -s tests/upstream)
-=======
+
 # --- the stock twin (issue 34): every scenario with the layer off and on, compared -------------
 # tests/twin: two fresh stand-in runtime interpreters per case (the lab's CPython 3.12 prefix with the
 # runtime's bundled boto3), the layer activated by the runtime's own startup steps; docs/twin.md.
@@ -147,4 +146,3 @@ test-twin: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(T
 	  AWS_KEEPALIVE_TWIN_LAYER_SDK=$(CURDIR)/$(TWIN_DIR)/layer-sdk AWS_KEEPALIVE_TWIN_LIBS=$(CURDIR)/$(TWIN_DIR)/function-libs \
 	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \
 	  $(call run_pytest,stock twin,$(VENV)/test-3.12/bin/python,tests/twin)
->>>>>>> h34-twin
