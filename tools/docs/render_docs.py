@@ -311,6 +311,13 @@ def view_coldstart(data):
             "; ".join(coldstart["layer_ca"]) or "none"))
 
 
+def lever_saved(before, after, noise):
+    """What a lever changed, ms; "no difference" within the run's noise (bench/coldstart.py's rule)."""
+    if abs(after / before - 1) <= noise:
+        return "no difference (%+.0f ms)" % (after - before)
+    return "%+.0f ms" % (after - before)
+
+
 def view_coldstart_gc(data):
     """docs/coldstart.md, "The cyclic GC during init": each layer column with and without
     AWS_PYTHON_KEEPALIVE_GC_INIT=1 (make coldstart-gc), and what the switch saved."""
@@ -325,8 +332,9 @@ def view_coldstart_gc(data):
         plain = by[python, mb, base]
         noise = by.get((python, mb, "runtime_copy_again"), {})
         rows.append((python, mb, COLDSTART_LABELS[base], "%.0f → %.0f" % (plain["total_ms"], row["total_ms"]),
-                     "%+.0f ms" % (row["total_ms"] - plain["total_ms"]),
-                     "%.0f → %.0f" % (plain["cpu_ms"], row["cpu_ms"]), "%+.0f ms" % (row["cpu_ms"] - plain["cpu_ms"]),
+                     lever_saved(plain["total_ms"], row["total_ms"], noise.get("noise", 0)),
+                     "%.0f → %.0f" % (plain["cpu_ms"], row["cpu_ms"]),
+                     lever_saved(plain["cpu_ms"], row["cpu_ms"], noise.get("noise_cpu", 0)),
                      "%s → %s" % (coldstart_ratio(plain), coldstart_ratio(row)),
                      "%s → %s" % (coldstart_ratio(plain, "cpu"), coldstart_ratio(row, "cpu")),
                      "±%.2f / ±%.2f" % (noise.get("noise", 0), noise.get("noise_cpu", 0))))
