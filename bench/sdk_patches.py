@@ -130,7 +130,10 @@ def main(argv=None):
     parser.add_argument("--python", required=True, help="the stand-in runtime's interpreter (.venv/lambda-3.12)")
     parser.add_argument("--uv", required=True)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--modes", default="bootstrap,top")
+    parser.add_argument("--modes", default="bootstrap,top",
+                        help="bootstrap (awslambdaric's import of the handler) and/or top (python -c)")
+    parser.add_argument("--variants", default="",
+                        help="comma-separated variant names to run (default: all; stock is always run)")
     parser.add_argument("--json", default=os.path.join(REPO, "build", "sdk-patches.json"))
     parser.add_argument("--work", default=None)
     args = parser.parse_args(argv)
@@ -146,6 +149,9 @@ def main(argv=None):
     variants = {"stock": []}
     variants.update(LEVERS)
     variants["all patches"] = every
+    if args.variants:
+        wanted = {"stock"} | {name.strip() for name in args.variants.split(",")}
+        variants = {name: ids for name, ids in variants.items() if name in wanted}
     opts = {name: build_variant(args.uv, args.python, base, ids, os.path.join(work, "v%d" % index))
             for index, (name, ids) in enumerate(variants.items())}
     task = os.path.join(work, "task")
@@ -193,6 +199,24 @@ def main(argv=None):
     print("rows: %s" % os.path.relpath(args.json, REPO))
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def view(data):
+    """docs/sdk-patches.md: per variant and import depth, the first client's CPU and what it saved
+    (make docs renders it from docs/data/sdk-patches.json)."""
+    run = data["sdk-patches"]
+    lines = ["| import | variant | modules | CPU min | CPU median (IQR) | saved vs stock: min / median "
+             "| minor faults |", "|---|---|---|---|---|---|---|"]
+    for row in run["rows"]:
+        where = "awslambdaric (depth %d)" % row["depth"] if row["mode"] == "bootstrap" else "top level (depth %d)" % (
+            row["depth"])
+        saved = "—" if row["variant"] == "stock" else "%+.1f / %+.1f ms" % (row["saved_min_ms"],
+                                                                             row["saved_median_ms"])
+        lines.append("| %s | %s | %d | %.1f ms | %.1f ms (%.1f) | %s | %d |" % (
+            where, row["variant"], row["modules"], row["total_min_ms"], row["total_median_ms"], row["total_iqr_ms"],
+            saved, row["minor_faults_median"]))
+    return "CPython %s, %d interleaved rounds; process CPU of `import boto3` + `boto3.client(\"dynamodb\")` " \
+           "in the handler module.\n\n%s" % (run["python"], run["rounds"], "\n".join(lines))
 
 
 if __name__ == "__main__":
