@@ -74,16 +74,21 @@ smoke-release: $(TOOLS_PY)
 	$(TOOLS_PY) tools/release/smoke.py --layers-json $(RELEASE_DIR)/layers.json --region $(SMOKE_REGION) \
 	  --role-arn '$(SMOKE_ROLE_ARN)'
 
-# make rehearse-release: the release workflow's own steps, read from .github/workflows/release.yml, in their
-# order, with local stand-ins (tools/release/rehearse.py): moto for Lambda/SSM/STS/EC2/IAM, a pypiserver for
-# PyPI, a recorder for gh; its build job runs `make release` (skipping Lint and Test: make test runs this),
-# then the layers jobs again, which must publish nothing. Ends with the ARNs and the release notes.
+# make rehearse-release [REHEARSAL_TEST_SUITES=test-hook-3.12|all]: the release workflow's own steps, read from
+# .github/workflows/release.yml, in their order, run as GitHub's runner runs them (tools/release/rehearse.py): as
+# a non-root user `runner` with passwordless sudo and its own HOME (created once: run it as root), each job on a
+# fresh depth-1 checkout of the commit, artifacts copied out of one job's workspace and into the next's, every
+# step (the Test step as written, with TEST_SUITES=$(REHEARSAL_TEST_SUITES) for time), with local stand-ins: moto
+# for Lambda/SSM/STS/EC2/IAM/S3, a pypiserver for PyPI, a recorder for gh. Then every job after build again on
+# the same artifacts, which must publish nothing. Ends with the ARNs, the release notes and its time.
 REHEARSAL_WORKFLOW ?= .github/workflows/release.yml
+REHEARSAL_TEST_SUITES ?= test-hook-3.12
 .PHONY: rehearse-release
-rehearse-release: $(TOOLS_PY) $(VENV)/moto/bin/python $(PYPISERVER_PY) $(WHEEL_TOOLS_PY) | $(UV)
+rehearse-release: $(VENV)/moto/bin/python $(PYPISERVER_PY) $(WHEEL_TOOLS_PY)
 	$(VENV)/moto/bin/python tools/release/rehearse.py --moto $(VENV)/moto/bin/moto_server \
 	  --pypiserver $(VENV)/pypiserver/bin/pypi-server --twine $(VENV)/wheel-tools/bin/twine \
-	  --version $(RELEASE_VERSION) --workflow $(REHEARSAL_WORKFLOW) --work $(BUILD_DIR)/rehearsal
+	  --version $(RELEASE_VERSION) --workflow $(REHEARSAL_WORKFLOW) --work $(BUILD_DIR)/rehearsal \
+	  --test-suites "$(REHEARSAL_TEST_SUITES)"
 
 # make regions [REGIONS_SOURCE=botocore]: refresh tools/release/regions.json (what REGIONS=all means) from
 # AWS's public SSM parameters (needs credentials), or offline from the pinned botocore's endpoints.
