@@ -13,7 +13,8 @@ As GitHub's ubuntu runner runs it (run as root here, to set this up):
 
 - a non-root user ``runner`` (uid of its own, HOME /home/runner, passwordless sudo through
   /etc/sudoers.d/runner, as on the runner image), created once with useradd, apt's sudo installed
-  when missing;
+  when missing; python3.12 (and python3) on its PATH as on the image (a pinned Maven Central build in
+  ~/.local/python: this machine's Debian has 3.11 only);
 - every ``run:`` step as that user, ``bash --noprofile --norc -eo pipefail``, in a clean environment
   (HOME, PATH without root's tools, the GITHUB_* variables; the machine's CA and proxy settings), with
   the workflow's, the job's and the step's ``env``; ``sudo`` in a step is the real sudo;
@@ -78,6 +79,7 @@ NO_DOCKER = "error running docker"
 DEFAULT_AUDIENCE = "sts.amazonaws.com"
 PARTITION_AUDIENCE = {"aws-cn": "sts.amazonaws.com.cn"}
 TEST_STEP = "Test"
+RUNNER_PYTHON = "3.12"
 GH_STANDIN = r'''#!/usr/bin/python3
 # gh, stood in for by tools/release/rehearse.py: each call recorded (with the notes file's text); the
 # releases it created kept, so that `gh release view TAG` answers as GitHub would.
@@ -158,7 +160,27 @@ def ensure_runner():
             out.write(line)
         os.chmod(SUDOERS, 0o440)
     entry = pwd.getpwnam(RUNNER)
+    runner_python(entry.pw_uid, entry.pw_gid)
     return entry.pw_uid, entry.pw_gid
+
+
+def runner_python(uid, gid):
+    """python3.12 and python3 on the runner's PATH, as ubuntu-24.04 has them (/usr/bin/python3.12): this
+    machine's Debian has 3.11 only, and the repository's tools need 3.12 (SAM CLI's lock). The pinned
+    Maven Central build (tools/interpreters/install_python.py; relocatable: RUNPATH $ORIGIN/../lib),
+    unpacked once into ~/.local/python, the runner's."""
+    sys.path.insert(0, REPO)
+    from tools.interpreters import install_python
+    root = os.path.join(RUNNER_HOME, ".local", "python")
+    python, _origin, _digest = install_python.ensure_pinned(RUNNER_PYTHON, root)
+    links = os.path.join(RUNNER_HOME, ".local", "bin")
+    os.makedirs(links, exist_ok=True)
+    for name in ("python" + RUNNER_PYTHON, "python3"):
+        if os.path.realpath(os.path.join(links, name)) != os.path.realpath(python):
+            if os.path.lexists(os.path.join(links, name)):
+                os.remove(os.path.join(links, name))
+            os.symlink(python, os.path.join(links, name))
+    chown_tree(os.path.join(RUNNER_HOME, ".local"), uid, gid)
 
 
 def chown_tree(path, uid, gid):
