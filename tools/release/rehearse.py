@@ -65,9 +65,10 @@ WORKFLOW = os.path.join(REPO, ".github", "workflows", "release.yml")
 RUNNER = "runner"
 RUNNER_HOME = "/home/runner"
 SUDOERS = "/etc/sudoers.d/runner"
-# The runner image's PATH, less what this machine's root has (pyenv's shims, root's go and cargo bins).
-RUNNER_PATH = ("/home/runner/.local/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
-               "/sbin:/bin")
+# The runner image's PATH, less what this machine's root has (pyenv's shims, root's go and cargo bins), with
+# the image's python3.12 (runner_python).
+RUNNER_PATH = ("/home/runner/.local/python/3.12/bin:/home/runner/.local/bin:/usr/local/go/bin:/usr/local/sbin:"
+               "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 # What the machine needs to reach registries (a TLS-inspecting proxy's CA), passed to the runner's steps.
 MACHINE_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT",
                "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
@@ -80,6 +81,7 @@ DEFAULT_AUDIENCE = "sts.amazonaws.com"
 PARTITION_AUDIENCE = {"aws-cn": "sts.amazonaws.com.cn"}
 TEST_STEP = "Test"
 RUNNER_PYTHON = "3.12"
+RUNNER_PYTHON_PREFIX = "/home/runner/.local/python/3.12"
 GH_STANDIN = r'''#!/usr/bin/python3
 # gh, stood in for by tools/release/rehearse.py: each call recorded (with the notes file's text); the
 # releases it created kept, so that `gh release view TAG` answers as GitHub would.
@@ -168,18 +170,11 @@ def runner_python(uid, gid):
     """python3.12 and python3 on the runner's PATH, as ubuntu-24.04 has them (/usr/bin/python3.12): this
     machine's Debian has 3.11 only, and the repository's tools need 3.12 (SAM CLI's lock). The pinned
     Maven Central build (tools/interpreters/install_python.py; relocatable: RUNPATH $ORIGIN/../lib),
-    unpacked once into ~/.local/python, the runner's."""
+    unpacked once into ~/.local/python/3.12, the runner's; its bin/ leads RUNNER_PATH (a symlink
+    elsewhere would not do: a venv made through it looks for the standard library beside the link)."""
     sys.path.insert(0, REPO)
     from tools.interpreters import install_python
-    root = os.path.join(RUNNER_HOME, ".local", "python")
-    python, _origin, _digest = install_python.ensure_pinned(RUNNER_PYTHON, root)
-    links = os.path.join(RUNNER_HOME, ".local", "bin")
-    os.makedirs(links, exist_ok=True)
-    for name in ("python" + RUNNER_PYTHON, "python3"):
-        if os.path.realpath(os.path.join(links, name)) != os.path.realpath(python):
-            if os.path.lexists(os.path.join(links, name)):
-                os.remove(os.path.join(links, name))
-            os.symlink(python, os.path.join(links, name))
+    install_python.ensure_pinned(RUNNER_PYTHON, os.path.dirname(RUNNER_PYTHON_PREFIX))
     chown_tree(os.path.join(RUNNER_HOME, ".local"), uid, gid)
 
 
