@@ -7,7 +7,8 @@ them, with local stand-ins for GitHub's and AWS's side.
 The steps are read from .github/workflows/release.yml, so the rehearsal cannot drift from it: jobs in
 the order their ``needs`` give, each step as written.  The whole workflow is checked first: an action
 without a stand-in, an expression or an ``if:`` the rehearsal does not know stops it before anything
-runs (the workflow grew something: teach it here).
+runs (the workflow grew something: teach it here), and so does an OIDC audience the region's
+partition would refuse.
 
 As GitHub's ubuntu runner runs it (run as root here, to set this up):
 
@@ -138,6 +139,20 @@ def job_order(jobs):
 def needs(job):
     value = job.get("needs", [])
     return [value] if isinstance(value, str) else list(value)
+
+
+def check_audience(given):
+    """configure-aws-credentials' OIDC audience for its region's partition, or SystemExit saying what that
+    partition's STS would answer (aws-cn accepts only sts.amazonaws.com.cn; the action's default is
+    sts.amazonaws.com). Returns the audience."""
+    region = given["aws-region"]
+    partition = "aws-cn" if region.startswith("cn-") else "aws-us-gov" if region.startswith("us-gov-") else "aws"
+    audience, wanted = given.get("audience", DEFAULT_AUDIENCE), PARTITION_AUDIENCE.get(partition, DEFAULT_AUDIENCE)
+    if audience != wanted:
+        raise SystemExit("rehearse: configure-aws-credentials in %s (%s) with the OIDC audience %s: that partition's "
+                         "STS answers 'Incorrect token audience' (it accepts %s)" % (region, partition, audience,
+                                                                                     wanted))
+    return audience
 
 
 def ensure_runner():
@@ -289,6 +304,8 @@ class Rehearsal:
                 if "uses" in step and step["uses"].split("@")[0] not in KNOWN_ACTIONS:
                     raise SystemExit("rehearse: the workflow uses %s, which the rehearsal has no stand-in for"
                                      % step["uses"].split("@")[0])
+                if step.get("uses", "").startswith("aws-actions/configure-aws-credentials@"):
+                    check_audience(step["with"])
                 for value in [step.get("run")] + list((step.get("with") or {}).values()) + \
                         list((step.get("env") or {}).values()):
                     self.expand(value)
@@ -414,14 +431,7 @@ class Rehearsal:
             chown_tree(folder, self.uid, self.gid)
             return
         if action == "aws-actions/configure-aws-credentials":
-            region = given["aws-region"]
-            partition = ("aws-cn" if region.startswith("cn-") else "aws-us-gov" if region.startswith("us-gov-")
-                         else "aws")
-            audience = given.get("audience", DEFAULT_AUDIENCE)
-            if audience != PARTITION_AUDIENCE.get(partition, DEFAULT_AUDIENCE):
-                raise SystemExit("rehearse: configure-aws-credentials in %s (%s) with audience %s: that partition's "
-                                 "STS answers 'Incorrect token audience' (it accepts %s)"
-                                 % (region, partition, audience, PARTITION_AUDIENCE.get(partition, DEFAULT_AUDIENCE)))
+            region, audience = given["aws-region"], check_audience(given)
             env.update({"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": "AKIDREHEARSAL",
                         "AWS_SECRET_ACCESS_KEY": "rehearsal", "AWS_REGION": region, "AWS_DEFAULT_REGION": region,
                         "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull})
