@@ -206,7 +206,7 @@ def not_owned(home, uid, limit=10):
         for name in [root] + [os.path.join(root, n) for n in dirs + files]:
             if os.lstat(name).st_uid != uid:
                 found.append(name)
-                if len(found) >= limit:
+                if limit and len(found) >= limit:
                     return found
     return found
 
@@ -250,7 +250,13 @@ class Rehearsal:
             out.write(GH_STANDIN)
         os.chmod(os.path.join(self.side, "bin", "gh"), 0o755)
         os.makedirs(os.path.dirname(self.workspace_path), exist_ok=True)
-        chown_tree(os.path.join(RUNNER_HOME, "work"), self.uid, self.gid)
+        # The HOME persists from run to run here (a cache stand-in; GitHub's VM is new each job): what an
+        # earlier, failed rehearsal left root-owned is given back, as a fresh VM has none.
+        left = not_owned(RUNNER_HOME, self.uid, limit=None)
+        if left:
+            self.say("rehearse: %d file(s) in %s not the runner's (an earlier rehearsal's root step): given back"
+                     % (len(left), RUNNER_HOME))
+        chown_tree(RUNNER_HOME, self.uid, self.gid)
         self.mirror = mirror
         dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True).stdout.strip()
