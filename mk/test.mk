@@ -8,8 +8,8 @@
 # machine to themselves. TEST_JOBS=1: one after the other, as before.
 # TEST_SUITES: the suites make test runs, all of them by default. Only the release rehearsal names fewer
 # (make rehearse-release runs the release workflow's Test step, `sudo ... make test`, as written, with
-# TEST_SUITES=test-hook-3.12 in its environment: the step's sudo, HOME and caches exercised for real,
-# in minutes rather than make test's half hour; tools/release/rehearse.py --test-suites).
+# REHEARSAL_TEST_SUITES as TEST_SUITES in its environment: by default a suite's venv only, so that the step's
+# sudo, HOME, interpreters and caches are exercised for real in minutes; mk/release.mk).
 TEST_JOBS ?= 3
 HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
 TEST_SUITES ?= $(HOOK_SUITES) test-build test-compat test-lab

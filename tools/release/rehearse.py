@@ -26,8 +26,10 @@ As GitHub's ubuntu runner runs it (run as root here, to set this up):
   store, and into the next job's fresh workspace (names, patterns, merge-multiple,
   if-no-files-found);
 - every step, Lint and Test included. The Test step runs as written (``sudo -E -H ... make test``)
-  with ``TEST_SUITES`` in its environment: ``--test-suites`` (default test-hook-3.12: the step's sudo,
-  HOME and caches for real, one suite instead of make test's half hour; ``all`` runs them all);
+  with ``TEST_SUITES`` in its environment: ``--test-suites`` (the Makefile's default: a suite's venv,
+  what make test does as root before any test runs: every minor's interpreter, uv's cache; the
+  step's sudo, HOME and caches for real in minutes instead of make test's half hour; ``all``: every
+  suite);
 - after each job, the runner's HOME must hold nothing the runner does not own: on GitHub the next
   step (or, on a self-hosted runner, the next job) run as the runner fails on such files.
 
@@ -374,8 +376,8 @@ class Rehearsal:
                 step_env = dict(env, **{k: self.expand(v) for k, v in (step.get("env") or {}).items()})
                 if label == TEST_STEP and self.args.test_suites != "all":
                     step_env["TEST_SUITES"] = self.args.test_suites
-                    self.say("-- %s: as written, with TEST_SUITES=%s (a subset, for time; --test-suites all runs "
-                             "every suite)" % (label, self.args.test_suites))
+                    self.say("-- %s: as written, with TEST_SUITES=%s (a subset, for time; REHEARSAL_TEST_SUITES=all "
+                             "runs every suite)" % (label, self.args.test_suites))
                 self.run_step(label, self.expand(step["run"]), step_env)
             self.say("-- %s (%.0f s)" % (label, time.monotonic() - started))
         left = not_owned(RUNNER_HOME, self.uid)
@@ -492,7 +494,7 @@ def main(argv=None):
     parser.add_argument("--version", required=True)
     parser.add_argument("--work", default=os.path.join("build", "rehearsal"))
     parser.add_argument("--workflow", default=WORKFLOW)
-    parser.add_argument("--test-suites", default="test-hook-3.12",
+    parser.add_argument("--test-suites", default=".venv/test-3.12/.installed",
                         help="TEST_SUITES for the Test step (make test's suites; `all`: every one)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
