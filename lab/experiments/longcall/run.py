@@ -273,6 +273,23 @@ def longer_calls(table_rows) -> str:
         aws, r["callee_s"], r["read_timeout_s"], r["caller_timeout_s"]) for aws, r in sorted(longer.items()))
 
 
+def sockets_read_back(table_rows) -> str:
+    """One sentence: what the kernel said about the answered botocore callers' sockets ('' if none)."""
+    def timeouts(stock):
+        pairs = {(r["client_timeouts"]["read_timeout"], r["client_timeouts"]["connect_timeout"])
+                 for r in table_rows if r["stock"] == stock and r.get("client_timeouts")}
+        return ", ".join("%g / %g s" % pair for pair in sorted(pairs)) or "-"
+
+    seen = sorted({(s["timeout"], s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"])
+                   for r in table_rows for s in r.get("sockets", [])})
+    if not seen:
+        return ""
+    found = "; ".join("timeout %g s, SO_KEEPALIVE %d, TCP_KEEPIDLE %d s, TCP_KEEPINTVL %d s" % sock for sock in seen)
+    return (" Read back after the answer (getsockopt) from the layer's botocore callers' sockets: %s. Client read / "
+            "connect timeouts with the layer: %s; stock (the callers that returned): %s." % (
+                found, timeouts(False), timeouts(True)))
+
+
 def view(data) -> str:
     """docs/longcall.md: the table of one run (make docs)."""
     run = data[next(iter(data))]
@@ -280,9 +297,9 @@ def view(data) -> str:
     if isinstance(timers, dict):
         timers = ", ".join("%s %s s" % (k.upper(), v) for k, v in sorted(timers.items()) if k != "count")
     return ("%s; layer timers: %s. Stand-in callers: CPython %s (on-demand, runtime-kind botocore %s), "
-            "CPython %s (Managed Instances).%s\n\n%s" % (
+            "CPython %s (Managed Instances).%s%s\n\n%s" % (
                 describe_scale(run), timers, run["on_demand_python"], run["runtime_botocore"], run["lmi_python"],
-                longer_calls(run["rows"]), markdown(run["rows"])))
+                longer_calls(run["rows"]), sockets_read_back(run["rows"]), markdown(run["rows"])))
 
 
 def summary(data) -> str:

@@ -9,14 +9,13 @@ from standin import LAYER_ZIP, require_root_namespaces
 
 
 @pytest.fixture(scope="module", name="table_rows")
-def table_rows_fixture():
-    from lab import REPO
+def table_rows_fixture(tmp_path_factory):
     from lab.experiments.longcall import run as longcall
     from lab.net import nat
 
     require_root_namespaces(nat.unavailable_reason())
     args = longcall.parse_args(["--zip", LAYER_ZIP, "--nat-timeout", "2", "--configs", "advice,advice-once,full"])
-    cells = longcall.run_all(args, REPO / "build" / "test-longcall")
+    cells = longcall.run_all(args, tmp_path_factory.mktemp("longcall"))
     assert [c.error for c in cells] == [None] * len(cells)
     rows = longcall.rows(cells)
     print("\n" + longcall.markdown(rows))
