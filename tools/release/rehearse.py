@@ -256,8 +256,8 @@ class Rehearsal:
         # earlier, failed rehearsal left root-owned is given back, as a fresh VM has none.
         left = not_owned(RUNNER_HOME, self.uid, limit=None)
         if left:
-            self.say("rehearse: %d file(s) in %s not the runner's (an earlier rehearsal's root step): given back"
-                     % (len(left), RUNNER_HOME))
+            self.say("rehearse: %d file(s) in %s not the runner's (an earlier rehearsal's root step), given back: "
+                     "%s" % (len(left), RUNNER_HOME, " ".join(left[:3])))
         chown_tree(RUNNER_HOME, self.uid, self.gid)
         self.mirror = mirror
         dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
