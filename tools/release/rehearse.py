@@ -203,9 +203,9 @@ def chown_tree(path, uid, gid):
 
 def not_owned(home, uid, limit=10):
     """Up to ``limit`` paths under ``home`` the runner does not own."""
-    found = []
+    found = [home] if os.lstat(home).st_uid != uid else []
     for root, dirs, files in os.walk(home):
-        for name in [root] + [os.path.join(root, n) for n in dirs + files]:
+        for name in [os.path.join(root, n) for n in dirs + files]:
             if os.lstat(name).st_uid != uid:
                 found.append(name)
                 if limit and len(found) >= limit:
