@@ -293,7 +293,9 @@ def sockets_read_back(table_rows) -> str:
 def view(data) -> str:
     """docs/longcall.md: the table of one run (make docs)."""
     run = data[next(iter(data))]
-    timers = run["layer_timers"] or "the layer's shipped defaults (IDLE 60 s, INTERVAL 10 s)"
+    # No variable set: the shipped defaults, whose values the sockets' read-back sentence gives (the
+    # kernel's word, not a number typed here that settings.py could outgrow).
+    timers = run["layer_timers"] or "the layer's shipped defaults (no timer variable set)"
     if isinstance(timers, dict):
         timers = ", ".join("%s %s s" % (k.upper(), v) for k, v in sorted(timers.items()) if k != "count")
     return ("%s; layer timers: %s. Stand-in callers: CPython %s (on-demand, runtime-kind botocore %s), "

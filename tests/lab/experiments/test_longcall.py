@@ -57,3 +57,23 @@ def test_a_single_attempt_runs_the_callee_once_and_still_loses_the_answer(table_
     """Stock with total_max_attempts=1: one execution, and ReadTimeoutError after the read timeout."""
     for row in _rows(table_rows, "advice-once"):
         assert row["outcome"] == "no answer: ReadTimeoutError" and row["requests_received"] == 1, row
+
+
+def test_the_view_states_the_timers_the_kernel_read_back_not_typed_ones():
+    """docs/longcall.md's text at the shipped defaults (no timer variable set) names the timers the
+    sockets read back, and no typed-in value: a run with other defaults must not read as 60 s / 10 s."""
+    import copy
+    import json
+    from pathlib import Path
+
+    from lab.experiments.longcall import run as longcall
+
+    run = json.loads((Path(__file__).resolve().parents[3] / "docs" / "data" / "longcall-350.json").read_text())
+    assert run["layer_timers"] == {}, run["layer_timers"]
+    other = copy.deepcopy(run)
+    for row in other["rows"]:
+        for sock in row["sockets"]:
+            sock["TCP_KEEPIDLE"], sock["TCP_KEEPINTVL"] = 120, 20
+    text = longcall.view({"longcall-350": other}).split("\n\n")[0]
+    assert "TCP_KEEPIDLE 120 s, TCP_KEEPINTVL 20 s" in text, text
+    assert "IDLE 60 s" not in text and "INTERVAL 10 s" not in text, text
