@@ -218,6 +218,10 @@ def rows(cells) -> list:
             "requests_received": cell.requests, "callee_answers_sent": cell.answered_by_callee,
             "client_timeouts": next((o.body["timeouts"] for o in cell.outcomes
                                      if isinstance(o.body, dict) and "timeouts" in o.body), None),
+            # What the caller ran on, in its own words: botocore's (and aiobotocore's) version and
+            # whether the layer's package was imported (a stock caller must say no).
+            "runs_on": next(({k: o.body[k] for k in ("botocore", "aiobotocore", "layer_loaded") if k in o.body}
+                             for o in cell.outcomes if isinstance(o.body, dict) and "botocore" in o.body), None),
             "sockets": [sock for o in cell.outcomes if isinstance(o.body, dict) for sock in o.body.get("sockets", [])],
             "arrivals_s": cell.arrivals_s, "error": None if cell.error is None else repr(cell.error),
         })
@@ -284,8 +288,10 @@ def sockets_read_back(table_rows) -> str:
                    for r in table_rows for s in r.get("sockets", [])})
     if not seen:
         return ""
-    found = "; ".join("timeout %g s, SO_KEEPALIVE %d, TCP_KEEPIDLE %d s, TCP_KEEPINTVL %d s" % sock for sock in seen)
-    return (" Read back after the answer (getsockopt) from the layer's botocore callers' sockets: %s. Client read / "
+    # An asyncio socket is non-blocking (timeout 0): aiohttp's read timeout runs in the event loop.
+    found = "; ".join("%s, SO_KEEPALIVE %d, TCP_KEEPIDLE %d s, TCP_KEEPINTVL %d s" % (
+        "timeout %g s" % timeout if timeout else "non-blocking (asyncio)", *options) for timeout, *options in seen)
+    return (" Read back after the answer (getsockopt) from the layer's callers' sockets: %s. Client read / "
             "connect timeouts with the layer: %s; stock (the callers that returned): %s." % (
                 found, timeouts(False), timeouts(True)))
 
@@ -370,7 +376,8 @@ def prepare(args, workdir: Path) -> tuple:
         from lab.experiments.async_patterns.run import async_task
 
         folder = async_task(ON_DEMAND_PYTHON)
-        shutil.copyfile(TASK / "caller_aio.py", folder / "caller_aio.py")
+        for name in ("caller_aio.py", "readback.py"):
+            shutil.copyfile(TASK / name, folder / name)
         tasks["aio"] = (folder, "caller_aio.handler")
     return opts, tasks
 

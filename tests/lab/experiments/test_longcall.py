@@ -53,6 +53,18 @@ def test_the_layer_changes_no_timeout(table_rows):
         assert [(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"]) for s in row["sockets"]] == [(1, 1, 1)], row
 
 
+def test_stock_never_loads_the_layer_and_the_full_flavor_runs_on_its_own_botocore(table_rows):
+    """The stock caller runs on the runtime's botocore with no aws_keepalive imported; the full
+    flavor's caller imported the layer and runs on the layer's own botocore, not the runtime's."""
+    from lab.standin.runtime_prefix import runtime_botocore
+
+    runtime = runtime_botocore("3.12")
+    for row in _rows(table_rows, "advice-once"):
+        assert row["runs_on"] == {"botocore": runtime, "layer_loaded": False}, row
+    for row in _rows(table_rows, "full"):
+        assert row["runs_on"]["layer_loaded"] is True and row["runs_on"]["botocore"] != runtime, row
+
+
 def test_a_single_attempt_runs_the_callee_once_and_still_loses_the_answer(table_rows):
     """Stock with total_max_attempts=1: one execution, and ReadTimeoutError after the read timeout."""
     for row in _rows(table_rows, "advice-once"):
