@@ -350,6 +350,61 @@ def test_aiobotocore_context_overriding_wrap_bio_runs_it_as_often_as_stock(tmp_p
     assert server.tls_resumed == [False] * 6
 
 
+AIO_MIDDLEBOX_SCRIPT = """
+import asyncio, json, sys
+sys.path[:0] = [%(aio)r, %(here)r]
+from aws_keepalive import aio, patch, settings
+if %(on)r:
+    config = settings.Settings()
+    patch.apply(config)
+    aio.apply(config)
+from aiobotocore.config import AioConfig
+from aiobotocore.session import get_session
+from psk_middlebox import PskMiddlebox
+outcomes = []
+
+async def main(box):
+    async with get_session().create_client(
+            "dynamodb", region_name="us-east-1", endpoint_url="https://localhost:%%d" %% box.address[1],
+            verify=%(bundle)r, aws_access_key_id="a", aws_secret_access_key="b",
+            config=AioConfig(connect_timeout=2, retries={"max_attempts": 3, "mode": "standard"})) as client:
+        for _ in range(6):
+            try:
+                await client.list_tables()
+                outcomes.append("ok")
+            except Exception as error:
+                outcomes.append(type(error).__name__)
+with PskMiddlebox(%(target)r, "reset") as box:
+    asyncio.run(main(box))
+print(json.dumps({"outcomes": outcomes, "hellos": box.hellos}))
+"""
+
+
+def test_aiobotocore_behind_a_middlebox_resetting_psk_hellos_offers_once(tmp_path):
+    """aiobotocore behind a middlebox that resets every ClientHello carrying a PSK: the session
+    asyncio's wrap_bio put into the one reset hello ends offering for that key, so 6 calls send
+    one PSK hello in all (the layer on 3e5c09a: one per new connection), all succeeding as stock."""
+    import json
+
+    from conftest import python_with_layer
+    from test_aio import AIO_DIRS, MINOR
+
+    folder = os.path.join(AIO_DIRS, MINOR, "aiobotocore-3.10.0")
+    assert os.path.isfile(os.path.join(folder, ".done")), "missing under %r: run `make test`" % (AIO_DIRS,)
+    server, bundle = tls_server(tmp_path, "a")
+    runs = []
+    with server:
+        for on in (False, True):
+            run = python_with_layer(AIO_MIDDLEBOX_SCRIPT % dict(
+                aio=folder, here=os.path.dirname(os.path.abspath(__file__)), on=on, bundle=bundle,
+                target=server.server_address))
+            assert run.returncode == 0, run.stderr
+            runs.append(json.loads(run.stdout.splitlines()[-1]))
+    assert runs[0] == {"outcomes": ["ok"] * 6, "hellos": [False] * 6}
+    assert runs[1]["outcomes"] == runs[0]["outcomes"]
+    assert sorted(runs[1]["hellos"]) == [False] * 6 + [True]
+
+
 @pytest.mark.parametrize("step", ["key_of", "_keep", "_connected"])
 def test_a_failure_inside_is_reported_once_and_calls_go_on(layer, tmp_path, monkeypatch, capsys, step):
     """Whatever step of resume.py fails, every call succeeds on a full handshake and one warning
