@@ -222,6 +222,8 @@ def rows(cells) -> list:
             # whether the layer's package was imported (a stock caller must say no).
             "runs_on": next(({k: o.body[k] for k in ("botocore", "aiobotocore", "layer_loaded") if k in o.body}
                              for o in cell.outcomes if isinstance(o.body, dict) and "botocore" in o.body), None),
+            "sockets_during_call": [sock for o in cell.outcomes if isinstance(o.body, dict)
+                                    for sock in o.body.get("sockets_during_call", [])],
             "sockets": [sock for o in cell.outcomes if isinstance(o.body, dict) for sock in o.body.get("sockets", [])],
             "arrivals_s": cell.arrivals_s, "error": None if cell.error is None else repr(cell.error),
         })

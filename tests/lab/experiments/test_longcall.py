@@ -71,6 +71,17 @@ def test_a_single_attempt_runs_the_callee_once_and_still_loses_the_answer(table_
         assert row["outcome"] == "no answer: ReadTimeoutError" and row["requests_received"] == 1, row
 
 
+def test_in_flight_stock_has_so_keepalive_alone_and_the_layer_its_timers(table_rows):
+    """Read from the kernel halfway through the call: AWS's advice gives the in-flight socket
+    SO_KEEPALIVE with Linux's 7 200 s first probe; the layer's carries its (scaled) 1 s timers."""
+    keepalive = [(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"]) for r in _rows(table_rows, "advice-once")
+                 for s in r["sockets_during_call"]]
+    assert keepalive == [(1, 7200), (1, 7200)], keepalive
+    keepalive = [(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"]) for r in _rows(table_rows, "full")
+                 for s in r["sockets_during_call"]]
+    assert keepalive == [(1, 1, 1), (1, 1, 1)], keepalive
+
+
 def test_the_view_states_the_timers_the_kernel_read_back_not_typed_ones():
     """docs/longcall.md's text at the shipped defaults (no timer variable set) names the timers the
     sockets read back, and no typed-in value: a run with other defaults must not read as 60 s / 10 s."""
