@@ -283,3 +283,17 @@ def test_sbom_refuses_a_zip_that_disagrees_with_the_lock(release):
     locked = [(name, "0.0.0" if name == "urllib3" else version, digests) for name, version, digests in lock()]
     with pytest.raises(ValueError, match="urllib3"):
         sbom.document(os.path.join(release, FULL), "0" * 64, "full", VERSION, "0" * 64, locked, [], "")
+
+
+@pytest.mark.parametrize("system, machine", [("Darwin", "arm64"), ("Linux", "aarch64"), ("Windows", "AMD64")])
+def test_a_build_off_linux_x86_64_refuses_naming_the_route_that_works_there(monkeypatch, tmp_path, system, machine):
+    """On macOS, arm64 Linux or Windows (platform as Python reports it there: it cannot run here),
+    make layer / make release / make publish refuse before installing anything, and the message names
+    what works there instead: make publish ZIP="$HOME/...", with nothing rebuilt (issue 35 item 13)."""
+    monkeypatch.setattr(release_module.platform, "system", lambda: system)
+    monkeypatch.setattr(release_module.platform, "machine", lambda: machine)
+    with pytest.raises(SystemExit) as refused:
+        release_module.pinned_interpreters(str(tmp_path / "pinned"))
+    assert "%s %s" % (system, machine) in str(refused.value)
+    assert 'make publish ZIP="$HOME/Downloads/aws-python-keepalive-<version>.zip"' in str(refused.value)
+    assert not (tmp_path / "pinned").exists()

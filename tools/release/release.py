@@ -71,8 +71,9 @@ def pinned_interpreters(root, mvn="mvn", pins_path=None):
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise SystemExit("release: the pinned CPython builds (tools/interpreters/cpython-maven.sha256) that compile "
                          "every layer zip's bytecode are linux-x86_64 only; this is %s %s. Build on an x86_64 "
-                         "Linux (CI's ubuntu runner is one), or use a release's zip (docs/build.md)"
-                         % (platform.system(), platform.machine()))
+                         "Linux (CI's ubuntu runner is one), or publish a built zip with nothing rebuilt: "
+                         "make publish ZIP=\"$HOME/Downloads/aws-python-keepalive-<version>.zip\" (README "
+                         "'Get an ARN')" % (platform.system(), platform.machine()))
 
     def one(minor):
         try:
