@@ -19,14 +19,16 @@ HOME = "/home/reader"
 
 
 def documented_commands():
-    """[(file, command line)] of every make/aws line in a sh block, continuation lines joined."""
+    """[(file, command line)] of every make/aws line in a sh block, continuation lines joined; not
+    those that take a value from a command substitution (``$(out CallerStock)``: a function the
+    block defines, which a line alone does not have)."""
     found = []
     for path in ["README.md"] + sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "docs", "*.md"))):
         with open(os.path.join(REPO, path)) as handle:
             text = handle.read()
         for block in re.findall(r"^ *```(?:sh|bash|shell)\n(.*?)^ *```", text, re.S | re.M):
             for line in re.sub(r"\\\n\s*", " ", block).splitlines():
-                if COMMAND.match(line.strip()):
+                if COMMAND.match(line.strip()) and "$(" not in line:
                     found.append((path, line.strip()))
     return found
 
