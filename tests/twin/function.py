@@ -73,7 +73,7 @@ def calls(make_client, count, between=None):
         outcomes.append(outcome)
         details.append(detail)
     return {"calls": outcomes, "_details": details, "_elapsed_s": time.monotonic() - started,
-            "_peak_rss_kb": _peak_rss_kb()}
+            "_peak_rss_kb": status_kb("VmHWM")}
 
 
 def counter(counts, name, function):
@@ -338,18 +338,11 @@ def middleboxes(params):
 # --- gc axis ----------------------------------------------------------------------------------
 
 
-def _peak_rss_kb():
+def status_kb(field):
+    """A memory field of /proc/self/status (VmRSS, VmHWM: the peak), in kB."""
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
-
-def _rss_kb():
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -369,7 +362,7 @@ def gc_churn(params):
         gc.disable()
     else:
         gc.freeze()
-    before = _rss_kb()
+    before = status_kb("VmRSS")
     outcomes = {}
     for _ in range(params["clients"]):
         made = client(params["urls"]["churn"], verify=params["bundle"], session=shared)
@@ -379,7 +372,7 @@ def gc_churn(params):
         del made
     if params["gc"] != "disabled":
         gc.collect()  # frozen: whatever the collector can free is freed, in both twins
-    growth = _rss_kb() - before
+    growth = status_kb("VmRSS") - before
     alive = sum(1 for thing in gc.get_objects() if isinstance(thing, ssl.SSLContext))
     return {"churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
 
