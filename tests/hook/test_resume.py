@@ -325,29 +325,54 @@ def test_aiobotocore_new_connections_resume(tmp_path, name, on, expected):
         assert server.tls_resumed == expected
 
 
-def test_aiobotocore_context_overriding_wrap_bio_runs_it_as_often_as_stock(tmp_path):
-    """aiobotocore whose contexts are a subclass overriding ``wrap_bio``: the layer leaves them
-    as stock uses them -- the override runs once per new connection with the layer as without
-    (the layer on 3e5c09a: 0 runs, stock 3), the same outcomes, nothing resumed."""
+def stock_then_layer(script, **params):
+    """``script`` (a resume_scenarios script printing one JSON object last) run in two fresh
+    interpreters, the layer off then on; the two objects."""
     import json
 
     from conftest import python_with_layer
+
+    runs = []
+    for on in (False, True):
+        run = python_with_layer(script % dict(params, on=on, here=os.path.dirname(os.path.abspath(__file__))))
+        assert run.returncode == 0, run.stderr
+        runs.append(json.loads(run.stdout.splitlines()[-1]))
+    return runs
+
+
+def aiobotocore_folder():
+    """aiobotocore 3.10.0's stand-in /var/task folder for this interpreter."""
     from test_aio import AIO_DIRS, MINOR
 
     folder = os.path.join(AIO_DIRS, MINOR, "aiobotocore-3.10.0")
     assert os.path.isfile(os.path.join(folder, ".done")), "missing under %r: run `make test`" % (AIO_DIRS,)
+    return folder
+
+
+def test_aiobotocore_context_overriding_wrap_bio_runs_it_as_often_as_stock(tmp_path):
+    """aiobotocore whose contexts are a subclass overriding ``wrap_bio``: the layer leaves them
+    as stock uses them -- the override runs once per new connection with the layer as without
+    (the layer on 3e5c09a: 0 runs, stock 3), the same outcomes, nothing resumed."""
     server, bundle = tls_server(tmp_path, "a")
-    runs = []
     with server:
-        for on in (False, True):
-            run = python_with_layer(resume_scenarios.AIO_OVERRIDE_SCRIPT % dict(
-                aio=folder, here=os.path.dirname(os.path.abspath(__file__)), on=on, url=server.url,
-                bundle=bundle, calls=3))
-            assert run.returncode == 0, run.stderr
-            runs.append(json.loads(run.stdout.splitlines()[-1]))
+        runs = stock_then_layer(resume_scenarios.AIO_OVERRIDE_SCRIPT, aio=aiobotocore_folder(),
+                                url=server.url, bundle=bundle, calls=3)
     assert runs[0] == {"outcomes": ["ok"] * 3, "calls": {"wrap_socket": 0, "wrap_bio": 3}}
     assert runs[1] == runs[0]
     assert server.tls_resumed == [False] * 6
+
+
+def test_aiobotocore_behind_a_middlebox_resetting_psk_hellos_offers_once(tmp_path):
+    """aiobotocore behind a middlebox that resets every ClientHello carrying a PSK: the session
+    asyncio's wrap_bio put into the one reset hello ends offering for that key, so 6 calls send
+    one PSK hello in all (the layer on 3e5c09a: one per new connection), all succeeding as stock."""
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        runs = stock_then_layer(resume_scenarios.AIO_MIDDLEBOX_SCRIPT, aio=aiobotocore_folder(),
+                                bundle=bundle, target=server.server_address)
+    assert runs[0] == {"outcomes": ["ok"] * 6, "hellos": [False] * 6}
+    assert runs[1]["outcomes"] == runs[0]["outcomes"]
+    assert sorted(runs[1]["hellos"]) == [False] * 6 + [True]
 
 
 @pytest.mark.parametrize("step", ["key_of", "_keep", "_connected"])
@@ -526,18 +551,10 @@ def test_truststore_contexts_are_left_as_stock_uses_them(tmp_path, extract):
     clients' contexts are truststore's, so the layer neither offers nor touches them -- every
     call as stock's (stock: all succeed; the layer on 3e5c09a failed all, its wrap_socket skipping
     truststore's)."""
-    import json
-
-    from conftest import python_with_layer
-
     server, bundle = tls_server(tmp_path, "a")
-    runs = []
     with server:
-        for on in (False, True):
-            run = python_with_layer(resume_scenarios.TRUSTSTORE_SCRIPT % dict(
-                on=on, extract=extract, url=server.url, bundle=bundle, calls=3))
-            assert run.returncode == 0, run.stderr
-            runs.append(json.loads(run.stdout.splitlines()[-1]))
+        runs = stock_then_layer(resume_scenarios.TRUSTSTORE_SCRIPT, extract=extract, url=server.url,
+                                bundle=bundle, calls=3)
     assert runs[0]["outcomes"] == ["ok"] * 3
     assert runs[1]["outcomes"] == runs[0]["outcomes"]
     assert runs[0]["context_class"] == runs[1]["context_class"] == "truststore._api"
@@ -572,11 +589,9 @@ def test_dropped_clients_contexts_go_by_reference_counting(tmp_path):
     many contexts alive as stock's (none), and RSS growth within 4 MB of stock's (the layer on
     3e5c09a: 60 of 60 alive, a loaded CA bundle each).  The bundle: botocore's own plus the test
     CA, so each context holds what a real client's does."""
-    import json
 
     import botocore
 
-    from conftest import python_with_layer
 
     server, bundle = tls_server(tmp_path, "a")
     full_bundle = str(tmp_path / "full-bundle.pem")
@@ -584,13 +599,8 @@ def test_dropped_clients_contexts_go_by_reference_counting(tmp_path):
         shipped = source.read()
     with open(full_bundle, "w") as target, open(bundle) as test_ca:
         target.write(shipped + "\n" + test_ca.read())
-    runs = []
     with server:
-        for on in (False, True):
-            run = python_with_layer(resume_scenarios.CHURN_SCRIPT % dict(
-                on=on, url=server.url, bundle=full_bundle, clients=60))
-            assert run.returncode == 0, run.stderr
-            runs.append(json.loads(run.stdout.splitlines()[-1]))
+        runs = stock_then_layer(resume_scenarios.CHURN_SCRIPT, url=server.url, bundle=full_bundle, clients=60)
     assert server.tls_resumed.count(True) == 0  # one call per client: nothing to resume
     assert runs[0]["alive"] == 0
     assert runs[1]["alive"] == runs[0]["alive"]
