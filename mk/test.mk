@@ -49,6 +49,14 @@ test-build: export AWS_KEEPALIVE_PYPISERVER := $(CURDIR)/$(VENV)/pypiserver/bin/
 # The hook flavor's build test runs it on every stand-in runtime (tests/build/test_build_layer.py).
 test-build: $(LAB_RUNTIME_VENVS)
 
+# tests/build/test_docs_commands.py runs the documented commands in zsh, macOS's shell (Debian's
+# package; apt only when it is missing).
+.PHONY: zsh
+zsh:
+	@command -v zsh >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh >/dev/null; }
+test-build: zsh
+
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.
 .PHONY: test-lab

@@ -17,7 +17,9 @@ reach it within a day, with no hand edit. One command does what a bump needs, in
 3. **re-lock what follows the pin**: the locks that take ``layer/requirements.txt`` as a constraint
    (``make lock-compat lock-demo lock-durable``) and template.yaml's description (layer_info).
 4. **rebuild**: both layer zips (their CA directories and prepared data are made from the pin),
-   the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes).
+   the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes); then the **size
+   budget**: a zip over tools/packaging/build_layer.py's SIZE_BUDGET refuses the bump at once, with
+   the message that says what to do (the suites would fail test_size_budget anyway, an hour later);
 5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat``:
    the last runs botocore's own unit tests from the pinned sdist with the layer on; ``--suites test``,
    what the scheduled workflow's tag mode passes: the release's own suite, since it tags a release). A failing suite
@@ -46,7 +48,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from tools.packaging import layer_info  # noqa: E402
+from tools.packaging import build_layer, layer_info  # noqa: E402
 
 LOCK_IN = "layer/requirements.in"
 HOOK_INIT = "layer/aws_keepalive/__init__.py"
@@ -277,6 +279,27 @@ def restore(saved, repo):
 REBUILD = (("layer", "FLAVOR=full"), ("layer", "FLAVOR=hook"), ("sdk-defaults",), ("docs",))
 
 
+# The sizes `make layer` writes (build_layer.report) for each flavor, read by the size budget step.
+SIZE_ROWS = (("full", "build/layer.json"), ("hook", "build/layer-hook.json"))
+
+
+def size_problems(repo):
+    """The rebuilt zips' size budget (build_layer.over_budget) from the sizes `make layer` wrote: a
+    message per flavor over it, or per file missing."""
+    problems = []
+    for flavor, relative in SIZE_ROWS:
+        path = os.path.join(repo, relative)
+        try:
+            with open(path) as handle:
+                (row,) = json.load(handle)["rows"]
+            message = build_layer.over_budget(flavor, row["zipped"], row["unzipped"])
+        except (OSError, ValueError, KeyError) as error:
+            message = "no %s layer sizes in %s (%s): the rebuild wrote none" % (flavor, relative, error)
+        if message:
+            problems.append(message)
+    return problems
+
+
 def write_report(path, report):
     if not path:
         return
@@ -319,9 +342,19 @@ def bump(uv, make, version=None, index_url=None, work="build/bump-sdk", report_p
                      "--write-template", os.path.join(repo, "template.yaml")])
     steps = [("re-lock", [*FOLLOWING_LOCK_TARGETS])]
     steps += [("rebuild " + " ".join(targets), list(targets)) for targets in REBUILD]
+    steps += [("size budget", None)]
     steps += [(suite, [suite]) for suite in suites]
     failed = []
     for name, targets in steps:
+        if targets is None:
+            problems = size_problems(repo)
+            report["size_budget"] = problems
+            for problem in problems:
+                print("bump-sdk: %s" % problem, file=sys.stderr)
+            if problems:
+                failed.append(name)
+                break
+            continue
         log_path = os.path.join(work, re.sub(r"[^\w.-]+", "_", name) + ".log")
         code, output = run_make(make, targets, repo, log_path)
         if name in suites:
