@@ -9,6 +9,8 @@ lock: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --upgrade --generate-hashes layer/requirements.in \
 	  -o layer/requirements.txt
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/requirements.in -o tests/requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/twin/requirements.in \
+	  -o tests/twin/requirements.txt
 	for v in $(BOTOCORE_MATRIX); do echo "botocore==$$v" | $(UV) pip compile -q --universal --python-version 3.10 \
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
 	for v in $(BOTOCORE_OLD); do echo "botocore==$$v" | $(UV) pip compile -q --python-version 3.9 \
