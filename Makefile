@@ -45,7 +45,7 @@ help:
 	@echo "  make test           every test suite (what CI runs)"
 	@echo "Work on it (what each does and its knobs: the comment above its rule in mk/<area>.mk):"
 	@echo "  python   interpreters (CPython $(NEEDED_MINORS): found or installed, one line each)"
-	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat"
+	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat test-twin"
 	@echo "  lab      demo demo-lmi demo-durable demo-longcall soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
 	@echo "  bench    bench bench-aio bench-connect bench-tls-resume bench-reuse bench-children bench-throughput coldstart coldstart-parts coldstart-unknown bench-client soak-memory"
 	@echo "  docs     render the measured tables in README and docs/ from the benchmarks' JSON (docs/numbers.md)"
