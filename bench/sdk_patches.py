@@ -9,17 +9,20 @@ way the stand-in runtime runs a function (lab/standin/runtime/bootstrap.py: the 
 steps, then awslambdaric's own ``main``, which imports ``_HANDLER`` before it first calls the Runtime
 API), with the variant's SDK as the layer folder (``--opt``).  The handler module measures
 ``time.process_time()`` around ``import boto3`` and ``boto3.client("dynamodb")``, records its own
-frame depth and the module count, writes them and exits (no Runtime API is needed: nothing is
-invoked).  The same handler imported by ``python -c`` (depth ~2) is the ``top`` row, so the depth
-effect is visible beside it.
+frame depth, the module count and the minor page faults (each new data-stack chunk is fresh
+memory: a chunk effect shows as more faults), times each group of deferred modules' import after
+the client (what a function that uses them pays later), writes it all and exits (no Runtime API is
+needed: nothing is invoked).  The same handler imported by ``python -c`` is the ``top`` row (depth
+8), for stock and the variants ``--top-variants`` names, so the depth effect shows beside it.
 
-Variants: the pinned wheels (stock), each patch alone (the two docs patches together: botocore.client
-imports botocore's docs modules whatever boto3 does), all of them (the release's SDK).  Each variant
-is the lock installed by uv, the patches applied by tools/packaging/patches.py, then compiled by the
-measuring interpreter (``unchecked-hash``, as the layer ships its bytecode).  Rounds are interleaved
-(every variant once per round, in a shuffled order); the table gives the minimum and the median of
-each, and the spread (max - min of the per-round medians is not meaningful with one run per round:
-the spread column is the interquartile range).  Rows go to build/sdk-patches.json.
+Variants: the pinned wheels (stock), each lever alone (the two docs patches are one lever:
+botocore.client imports botocore's docs modules whatever boto3 does), all of them (the release's
+SDK), and all but each lever.  Each variant is the lock installed by uv, the patches applied by
+tools/packaging/patches.py, then compiled by the measuring interpreter (``unchecked-hash``, as the
+layer ships its bytecode).  Rounds are interleaved (every run once per round, in a shuffled order);
+the table gives each run's minimum, median and interquartile range, and the saving against stock
+by minimum and by median.  Rows go to build/sdk-patches.json (make bench-patches; make docs renders
+them into docs/sdk-patches.md).
 """
 
 import argparse
@@ -49,6 +52,10 @@ LEVERS = {
     "importlib.metadata (urllib3 http2)": ["urllib3/0001-lazy-importlib-metadata-in-http2.patch"],
 }
 
+# The modules each lever keeps out of the first client, as a function that uses them imports them.
+DEFERRED = [("s3transfer", ["boto3.s3.transfer"]), ("docs modules", ["botocore.docs.service", "boto3.docs.service"]),
+            ("dateutil.parser", ["dateutil.parser"]), ("importlib.metadata", ["importlib.metadata"])]
+
 HANDLER = '''
 import json, os, resource, sys, time
 
@@ -58,6 +65,7 @@ def _depth():
         depth, frame = depth + 1, frame.f_back
     return depth
 
+DEFERRED = %r
 _faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 _start = time.process_time()
 import boto3
@@ -65,10 +73,18 @@ _imported = time.process_time()
 boto3.client("dynamodb", region_name="us-east-1")
 _client = time.process_time()
 _faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - _faults
+_modules = len(sys.modules)
+# What a patch defers is paid at first use: each group's import CPU now (0 when already imported).
+_deferred = {}
+for _group, _names in DEFERRED:
+    _before = time.process_time()
+    for _name in _names:
+        __import__(_name)
+    _deferred[_group] = (time.process_time() - _before) * 1e3
 with open(os.environ["SDK_PATCHES_OUT"], "w") as _out:
     json.dump({"import_ms": (_imported - _start) * 1e3, "client_ms": (_client - _imported) * 1e3,
-               "depth": _depth(), "minor_faults": _faults, "modules": len(sys.modules),
-               "s3transfer": "s3transfer" in sys.modules, "boto3_file": boto3.__file__}, _out)
+               "depth": _depth(), "minor_faults": _faults, "modules": _modules,
+               "deferred_ms": _deferred, "boto3_file": boto3.__file__}, _out)
 sys.stdout.flush()
 os._exit(0)
 
@@ -130,7 +146,12 @@ def main(argv=None):
     parser.add_argument("--python", required=True, help="the stand-in runtime's interpreter (.venv/lambda-3.12)")
     parser.add_argument("--uv", required=True)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--modes", default="bootstrap,top")
+    parser.add_argument("--modes", default="bootstrap,top",
+                        help="bootstrap (awslambdaric's import of the handler) and/or top (python -c)")
+    parser.add_argument("--variants", default="",
+                        help="comma-separated variant names to run (default: all; stock is always run)")
+    parser.add_argument("--top-variants", default="all patches",
+                        help="the variants also run in top mode (stock always; 'all': every variant)")
     parser.add_argument("--json", default=os.path.join(REPO, "build", "sdk-patches.json"))
     parser.add_argument("--work", default=None)
     args = parser.parse_args(argv)
@@ -146,17 +167,26 @@ def main(argv=None):
     variants = {"stock": []}
     variants.update(LEVERS)
     variants["all patches"] = every
+    # Each lever left out of the rest: an edit whose saving depends on the others (the depth trap:
+    # the same import at another data-stack offset) shows here.
+    for lever, ids in LEVERS.items():
+        variants["all but " + lever.split(" (")[0]] = [patch_id for patch_id in every if patch_id not in ids]
+    if args.variants:
+        wanted = {"stock"} | {name.strip() for name in args.variants.split(",")}
+        variants = {name: ids for name, ids in variants.items() if name in wanted}
     opts = {name: build_variant(args.uv, args.python, base, ids, os.path.join(work, "v%d" % index))
             for index, (name, ids) in enumerate(variants.items())}
     task = os.path.join(work, "task")
     os.makedirs(task)
     with open(os.path.join(task, "handler.py"), "w") as handle:
-        handle.write(HANDLER)
+        handle.write(HANDLER % (DEFERRED,))
     home = os.path.join(work, "home")
     os.makedirs(home)
     modes = [mode for mode in args.modes.split(",") if mode]
-    samples = {(name, mode): [] for name in variants for mode in modes}
-    order = [(name, mode) for name in variants for mode in modes]
+    top = {"stock"} | ({name.strip() for name in args.top_variants.split(",")} if args.top_variants != "all"
+                       else set(variants))
+    order = [(name, mode) for name in variants for mode in modes if mode != "top" or name in top]
+    samples = {key: [] for key in order}
     randomizer = random.Random(36)
     for _ in range(args.rounds):
         randomizer.shuffle(order)
@@ -167,11 +197,15 @@ def main(argv=None):
     for mode in modes:
         stock = [s["import_ms"] + s["client_ms"] for s in samples[("stock", mode)]]
         for name in variants:
+            if (name, mode) not in samples:
+                continue
             runs = samples[(name, mode)]
             totals = [s["import_ms"] + s["client_ms"] for s in runs]
             rows.append({
                 "mode": mode, "variant": name, "patches": variants[name], "depth": runs[0]["depth"],
-                "modules": runs[0]["modules"], "s3transfer_imported": runs[0]["s3transfer"],
+                "modules": runs[0]["modules"],
+                "deferred_min_ms": {group: round(min(s["deferred_ms"][group] for s in runs), 2)
+                                    for group in runs[0]["deferred_ms"]},
                 "import_min_ms": round(min(s["import_ms"] for s in runs), 2),
                 "minor_faults_median": statistics.median(s["minor_faults"] for s in runs),
                 "total_min_ms": round(min(totals), 2), "total_median_ms": round(statistics.median(totals), 2),
@@ -193,6 +227,26 @@ def main(argv=None):
     print("rows: %s" % os.path.relpath(args.json, REPO))
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def view(data):
+    """docs/sdk-patches.md: per variant and import depth, the first client's CPU and what it saved
+    (make docs renders it from docs/data/sdk-patches.json)."""
+    run = data["sdk-patches"]
+    lines = ["| import | variant | modules | CPU min | CPU median (IQR) | saved vs stock: min / median "
+             "| minor faults | paid at first use |", "|---|---|---|---|---|---|---|---|"]
+    stock = {row["mode"]: sum(row["deferred_min_ms"].values()) for row in run["rows"] if row["variant"] == "stock"}
+    for row in run["rows"]:
+        later = sum(row["deferred_min_ms"].values()) - stock[row["mode"]]
+        where = "awslambdaric (depth %d)" % row["depth"] if row["mode"] == "bootstrap" else "top level (depth %d)" % (
+            row["depth"])
+        saved = "—" if row["variant"] == "stock" else "%+.1f / %+.1f ms" % (row["saved_min_ms"],
+                                                                             row["saved_median_ms"])
+        lines.append("| %s | %s | %d | %.1f ms | %.1f ms (%.1f) | %s | %d | %s |" % (
+            where, row["variant"], row["modules"], row["total_min_ms"], row["total_median_ms"], row["total_iqr_ms"],
+            saved, row["minor_faults_median"], "—" if row["variant"] == "stock" else "%.1f ms" % later))
+    return "CPython %s, %d interleaved rounds; process CPU of `import boto3` + `boto3.client(\"dynamodb\")` " \
+           "in the handler module.\n\n%s" % (run["python"], run["rounds"], "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ lock: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --upgrade --generate-hashes layer/requirements.in \
 	  -o layer/requirements.txt
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/requirements.in -o tests/requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/twin/requirements.in \
+	  -o tests/twin/requirements.txt
 	for v in $(BOTOCORE_MATRIX); do echo "botocore==$$v" | $(UV) pip compile -q --universal --python-version 3.10 \
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
 	for v in $(BOTOCORE_OLD); do echo "botocore==$$v" | $(UV) pip compile -q --python-version 3.9 \
@@ -95,8 +97,11 @@ lock-durable: | $(UV)
 # BUMP_INDEX_URL: another index (the rehearsal's pypiserver).
 VERSION ?=
 BUMP_INDEX_URL ?=
+# BUMP_SUITES: the suites that judge the bump (default: bump_sdk.SUITES); bump-sdk.yml passes `test test-upstream`
+# in tag mode.
+BUMP_SUITES ?=
 .PHONY: bump-sdk
 bump-sdk: | $(UV)
 	$(TOOL_PYTHON) tools/release/bump_sdk.py --uv $(UV) --make "$(MAKE) --no-print-directory" \
 	  $(if $(VERSION),--version $(VERSION)) $(if $(BUMP_INDEX_URL),--index-url $(BUMP_INDEX_URL)) \
-	  --report $(BUILD_DIR)/bump-sdk.json --work $(BUILD_DIR)/bump-sdk
+	  $(if $(strip $(BUMP_SUITES)),--suites "$(BUMP_SUITES)") --report $(BUILD_DIR)/bump-sdk.json --work $(BUILD_DIR)/bump-sdk

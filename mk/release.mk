@@ -36,7 +36,8 @@ release: | $(UV)
 # tools/release/regions.json's list for PARTITION, minus the regions not enabled in the account.
 # It publishes the zips as they are: from RELEASE_DIR (what `make release` wrote, or the release's files
 # downloaded there; `make release` runs only when there is none), or the zips ZIP names (a downloaded
-# release zip, on any OS with Python, nothing built; the flavor is read from the file name).
+# release zip, on any OS with Python, nothing built; the flavor is read from the zip's contents, and a
+# file name that says another flavor is refused: tools/release/publish.py check_flavor).
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
@@ -52,12 +53,11 @@ ALIGN ?= 0
 RELEASE_ZIP_full = $(LAYER_NAME)=$(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip
 RELEASE_ZIP_hook = $(LAYER_NAME)-hook=$(RELEASE_DIR)/aws-python-keepalive-hook-$(RELEASE_VERSION).zip
 PUBLISH_FLAVORS = $(if $(filter all,$(FLAVOR)),full hook,$(FLAVOR))
-zip_layer = $(if $(findstring -hook-,$(notdir $(1))),$(LAYER_NAME)-hook,$(LAYER_NAME))=$(1)
-PUBLISH_LAYERS = $(if $(ZIP),$(foreach z,$(ZIP),$(call zip_layer,$(z))),$(foreach f,$(PUBLISH_FLAVORS),$(RELEASE_ZIP_$(f))))
+PUBLISH_ARGS = $(if $(ZIP),--layer-name $(LAYER_NAME) $(foreach z,$(ZIP),--zip $(z)),$(foreach f,$(PUBLISH_FLAVORS),--layer $(RELEASE_ZIP_$(f))))
 PUBLISH_LAYERS_JSON = $(if $(ZIP),$(dir $(firstword $(ZIP)))layers.json,$(RELEASE_DIR)/layers.json)
 .PHONY: publish
 publish: $(TOOLS_PY) | $(if $(ZIP),,$(RELEASE_SUMS))
-	$(TOOLS_PY) tools/release/publish.py $(foreach l,$(PUBLISH_LAYERS),--layer $(l)) \
+	$(TOOLS_PY) tools/release/publish.py $(PUBLISH_ARGS) \
 	  --regions "$(REGIONS)" --partition $(PARTITION) --ssm-prefix $(SSM_PREFIX) --jobs $(PUBLISH_JOBS) \
 	  --step $(STEP) $(if $(filter 1,$(ALIGN)),--align) \
 	  --layers-json $(PUBLISH_LAYERS_JSON) $(if $(filter 1,$(PUBLIC)),--public) \
@@ -74,16 +74,25 @@ smoke-release: $(TOOLS_PY)
 	$(TOOLS_PY) tools/release/smoke.py --layers-json $(RELEASE_DIR)/layers.json --region $(SMOKE_REGION) \
 	  --role-arn '$(SMOKE_ROLE_ARN)'
 
-# make rehearse-release: the release workflow's own steps, read from .github/workflows/release.yml, in their
-# order, with local stand-ins (tools/release/rehearse.py): moto for Lambda/SSM/STS/EC2/IAM, a pypiserver for
-# PyPI, a recorder for gh; its build job runs `make release` (skipping Lint and Test: make test runs this),
-# then the layers jobs again, which must publish nothing. Ends with the ARNs and the release notes.
+# make rehearse-release [REHEARSAL_TEST_SUITES=...|all]: the release workflow's own steps, read from
+# .github/workflows/release.yml, in their order, run as GitHub's runner runs them (tools/release/rehearse.py): as
+# a non-root user `runner` with passwordless sudo and its own HOME (created once: run it as root), each job on a
+# fresh depth-1 checkout of the commit, artifacts copied out of one job's workspace and into the next's, every
+# step, with local stand-ins: moto for Lambda/SSM/STS/EC2/IAM/S3, a pypiserver for PyPI, a recorder for gh. The
+# Test step runs as written (sudo, make test) with TEST_SUITES=$(REHEARSAL_TEST_SUITES): by default what make
+# test does as root before any test runs (every minor's interpreter, a suite's venv through uv: where root's
+# HOME, caches and files in the checkout come from), not the tests themselves (make test runs them; one hook
+# suite took 20+ min here under load). REHEARSAL_TEST_SUITES=test-hook-3.12 adds one suite, =all runs them all.
+# Then every job after build again on the same artifacts, which must publish nothing. Ends with the ARNs, the
+# release notes and its time.
 REHEARSAL_WORKFLOW ?= .github/workflows/release.yml
+REHEARSAL_TEST_SUITES ?= $(VENV)/test-3.12/.installed
 .PHONY: rehearse-release
-rehearse-release: $(TOOLS_PY) $(VENV)/moto/bin/python $(PYPISERVER_PY) $(WHEEL_TOOLS_PY) | $(UV)
+rehearse-release: $(VENV)/moto/bin/python $(PYPISERVER_PY) $(WHEEL_TOOLS_PY)
 	$(VENV)/moto/bin/python tools/release/rehearse.py --moto $(VENV)/moto/bin/moto_server \
 	  --pypiserver $(VENV)/pypiserver/bin/pypi-server --twine $(VENV)/wheel-tools/bin/twine \
-	  --version $(RELEASE_VERSION) --workflow $(REHEARSAL_WORKFLOW) --work $(BUILD_DIR)/rehearsal
+	  --version $(RELEASE_VERSION) --workflow $(REHEARSAL_WORKFLOW) --work $(BUILD_DIR)/rehearsal \
+	  --test-suites "$(REHEARSAL_TEST_SUITES)"
 
 # make regions [REGIONS_SOURCE=botocore]: refresh tools/release/regions.json (what REGIONS=all means) from
 # AWS's public SSM parameters (needs credentials), or offline from the pinned botocore's endpoints.

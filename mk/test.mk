@@ -6,12 +6,17 @@
 # a time, each suite's output printed whole when it ends (make --output-sync; a failing suite's
 # traceback stays in one piece). Then test-lab alone: its NAT, freeze and timing tests get the
 # machine to themselves. TEST_JOBS=1: one after the other, as before.
+# TEST_SUITES: the suites make test runs, all of them by default. Only the release rehearsal names fewer
+# (make rehearse-release runs the release workflow's Test step, `sudo ... make test`, as written, with
+# REHEARSAL_TEST_SUITES as TEST_SUITES in its environment: by default a suite's venv only, so that the step's
+# sudo, HOME, interpreters and caches are exercised for real in minutes; mk/release.mk).
 TEST_JOBS ?= 3
 HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
+TEST_SUITES ?= $(HOOK_SUITES) test-build test-compat test-twin test-lab
 .PHONY: test test-hook $(HOOK_SUITES)
 test: interpreters
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(HOOK_SUITES) test-build test-compat test-twin
-	@$(MAKE) --no-print-directory test-lab
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(filter-out test-lab,$(TEST_SUITES))
+	@$(if $(filter test-lab,$(TEST_SUITES)),$(MAKE) --no-print-directory test-lab,true)
 
 # $(call run_pytest,SUITE,PYTHON,ARGS), first in a recipe line (variables may precede it): pytest,
 # then one line with the suite's exit code and wall time (bash's SECONDS: this line's shell's age).
@@ -43,6 +48,14 @@ test-build: export AWS_KEEPALIVE_PYPISERVER := $(CURDIR)/$(VENV)/pypiserver/bin/
 
 # The hook flavor's build test runs it on every stand-in runtime (tests/build/test_build_layer.py).
 test-build: $(LAB_RUNTIME_VENVS)
+
+# tests/build/test_docs_commands.py runs the documented commands in zsh, macOS's shell (Debian's
+# package; apt only when it is missing).
+.PHONY: zsh
+zsh:
+	@command -v zsh >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh >/dev/null; }
+test-build: zsh
 
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.
@@ -139,9 +152,12 @@ $(TWIN_DIR)/function-libs/.done: tests/twin/requirements.txt | $(UV)
 	  --no-deps -r tests/twin/requirements.txt
 	touch $@
 
+# The session's layer folders get hashed CA directories (tools/packaging/ca_dir.py: the openssl command).
 .PHONY: test-twin
 test-twin: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(TWIN_DIR)/layer-sdk/.done \
   $(TWIN_DIR)/function-libs/.done $(VENV)/aio/3.12/aiobotocore-3.10.0/.done
+	@command -v openssl >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
 	@AWS_KEEPALIVE_TWIN_PYTHON=$(CURDIR)/$(VENV)/lambda-3.12/bin/python \
 	  AWS_KEEPALIVE_TWIN_LAYER_SDK=$(CURDIR)/$(TWIN_DIR)/layer-sdk AWS_KEEPALIVE_TWIN_LIBS=$(CURDIR)/$(TWIN_DIR)/function-libs \
 	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \

@@ -158,7 +158,8 @@ def test_sbom_lists_every_package_with_the_hash_of_the_wheel_inside(release, fla
     assert document["bomFormat"] == "CycloneDX" and document["specVersion"] == "1.5"
     sums = dict(reversed(line.split()) for line in open(os.path.join(release, "SHA256SUMS")))
     assert document["metadata"]["component"]["hashes"] == [{"alg": "SHA-256", "content": sums[name]}]
-    components = {component["name"]: component for component in document["components"]}
+    components = {component["name"]: component for component in document["components"]
+                  if component["type"] == "library"}
     inside = sbom.distributions_in_zip(os.path.join(release, name))
     assert {sbom.normalize(n): c["version"] for n, c in components.items()} == inside
     assert components["aws-python-keepalive"]["hashes"] == [{"alg": "SHA-256", "content": sums[WHEEL]}]
@@ -188,9 +189,10 @@ def test_sbom_gives_licenses_suppliers_a_timestamp_and_the_dependency_graph(rele
     every component, and each package on what it requires (boto3 on botocore, jmespath, s3transfer;
     botocore on jmespath, python-dateutil, urllib3; python-dateutil on six)."""
     document = read_json(os.path.join(release, FULL + ".cdx.json"))
-    for component in document["components"] + [document["metadata"]["component"]]:
+    libraries = [component for component in document["components"] if component["type"] == "library"]
+    for component in libraries + [document["metadata"]["component"]]:
         assert component["licenses"] and component["supplier"]["name"], component["name"]
-    components = {component["name"]: component for component in document["components"]}
+    components = {component["name"]: component for component in libraries}
     assert components["boto3"]["licenses"] == [{"license": {"id": "Apache-2.0"}}]
     assert components["boto3"]["supplier"]["name"] == "Amazon Web Services"
     assert components["urllib3"]["licenses"] == [{"expression": "MIT"}]
@@ -212,14 +214,15 @@ def test_sbom_declares_every_patch_of_the_full_layers_sdk(release):
     """The full zip's SBOM gives each package the layer patched (layer/patches/) a pedigree: the
     wheel as its ancestor, each patch as CycloneDX ``unofficial`` with its whole diff and, as the
     enhancement it resolves, its subject and why; the patched component itself has no hash (the
-    wheel's would not describe its files), the unpatched ones and the hook flavor's have no pedigree."""
+    wheel's would not describe its files), the unpatched libraries and the hook flavor's have no pedigree."""
     declared = patches.load()
     document = read_json(os.path.join(release, FULL + ".cdx.json"))
     components = {component["name"]: component for component in document["components"]}
     by_distribution = {}
     for patch in declared:
         by_distribution.setdefault(patch["distribution"], []).append(patch)
-    assert sorted(name for name, c in components.items() if "pedigree" in c) == sorted(by_distribution)
+    libraries = {name: c for name, c in components.items() if c["type"] == "library"}
+    assert sorted(name for name, c in libraries.items() if "pedigree" in c) == sorted(by_distribution)
     for name, expected in by_distribution.items():
         component = components[name]
         assert "hashes" not in component
@@ -231,7 +234,7 @@ def test_sbom_declares_every_patch_of_the_full_layers_sdk(release):
                                             "name": patch["subject"], "description": patch["why"]}])
             for patch in expected]
     hook = read_json(os.path.join(release, HOOK + ".cdx.json"))
-    assert not any("pedigree" in component for component in hook["components"])
+    assert not any("pedigree" in component for component in hook["components"] if component["type"] == "library")
 
 
 def test_sbom_timestamp_is_source_date_epoch(release, monkeypatch):
@@ -317,3 +320,17 @@ def test_sbom_refuses_a_zip_that_disagrees_with_the_lock(release):
     locked = [(name, "0.0.0" if name == "urllib3" else version, digests) for name, version, digests in lock()]
     with pytest.raises(ValueError, match="urllib3"):
         sbom.document(os.path.join(release, FULL), "0" * 64, "full", VERSION, "0" * 64, locked, [], "")
+
+
+@pytest.mark.parametrize("system, machine", [("Darwin", "arm64"), ("Linux", "aarch64"), ("Windows", "AMD64")])
+def test_a_build_off_linux_x86_64_refuses_naming_the_route_that_works_there(monkeypatch, tmp_path, system, machine):
+    """On macOS, arm64 Linux or Windows (platform as Python reports it there: it cannot run here),
+    make layer / make release / make publish refuse before installing anything, and the message names
+    what works there instead: make publish ZIP="$HOME/...", with nothing rebuilt (issue 35 item 13)."""
+    monkeypatch.setattr(release_module.platform, "system", lambda: system)
+    monkeypatch.setattr(release_module.platform, "machine", lambda: machine)
+    with pytest.raises(SystemExit) as refused:
+        release_module.pinned_interpreters(str(tmp_path / "pinned"))
+    assert "%s %s" % (system, machine) in str(refused.value)
+    assert 'make publish ZIP="$HOME/Downloads/aws-python-keepalive-<version>.zip"' in str(refused.value)
+    assert not (tmp_path / "pinned").exists()

@@ -10,6 +10,7 @@ the layer can be run through it side by side and their outcomes compared.
 * ``TRUSTSTORE_SCRIPT``: truststore from PyPI injected before botocore is imported, then
   extracted or left in, in a fresh interpreter;
 * ``AIO_OVERRIDE_SCRIPT``: the same subclass under aiobotocore, whose asyncio calls ``wrap_bio``;
+* ``AIO_MIDDLEBOX_SCRIPT``: aiobotocore behind psk_middlebox.py's resetting middlebox;
 * ``CHURN_SCRIPT``: clients made and dropped with the cyclic GC disabled, counting live contexts
   and the RSS growth, in a fresh interpreter;
 * ``rotate_client_certificate_before_key``: a client certificate replaced on disk, its key not yet.
@@ -195,6 +196,39 @@ async def main():
                 outcomes.append(type(error).__name__)
 asyncio.run(main())
 print(json.dumps({"outcomes": outcomes, "calls": cls.calls}))
+"""
+
+
+# Fresh interpreter, aiobotocore from ``aio``: 6 calls through a PskMiddlebox (psk_middlebox.py,
+# in ``here``) resetting PSK hellos in front of ``target``.  Prints each call's outcome and the
+# middlebox's hellos (True: carried a PSK).
+AIO_MIDDLEBOX_SCRIPT = """
+import asyncio, json, sys
+sys.path[:0] = [%(aio)r, %(here)r]
+from aws_keepalive import aio, patch, settings
+if %(on)r:
+    config = settings.Settings()
+    patch.apply(config)
+    aio.apply(config)
+from aiobotocore.config import AioConfig
+from aiobotocore.session import get_session
+from psk_middlebox import PskMiddlebox
+outcomes = []
+
+async def main(box):
+    async with get_session().create_client(
+            "dynamodb", region_name="us-east-1", endpoint_url="https://localhost:%%d" %% box.address[1],
+            verify=%(bundle)r, aws_access_key_id="a", aws_secret_access_key="b",
+            config=AioConfig(connect_timeout=2, retries={"max_attempts": 3, "mode": "standard"})) as client:
+        for _ in range(6):
+            try:
+                await client.list_tables()
+                outcomes.append("ok")
+            except Exception as error:
+                outcomes.append(type(error).__name__)
+with PskMiddlebox(%(target)r, "reset") as box:
+    asyncio.run(main(box))
+print(json.dumps({"outcomes": outcomes, "hellos": box.hellos}))
 """
 
 

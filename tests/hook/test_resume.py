@@ -325,29 +325,54 @@ def test_aiobotocore_new_connections_resume(tmp_path, name, on, expected):
         assert server.tls_resumed == expected
 
 
-def test_aiobotocore_context_overriding_wrap_bio_runs_it_as_often_as_stock(tmp_path):
-    """aiobotocore whose contexts are a subclass overriding ``wrap_bio``: the layer leaves them
-    as stock uses them -- the override runs once per new connection with the layer as without
-    (the layer on 3e5c09a: 0 runs, stock 3), the same outcomes, nothing resumed."""
+def stock_then_layer(script, **params):
+    """``script`` (a resume_scenarios script printing one JSON object last) run in two fresh
+    interpreters, the layer off then on; the two objects."""
     import json
 
     from conftest import python_with_layer
+
+    runs = []
+    for on in (False, True):
+        run = python_with_layer(script % dict(params, on=on, here=os.path.dirname(os.path.abspath(__file__))))
+        assert run.returncode == 0, run.stderr
+        runs.append(json.loads(run.stdout.splitlines()[-1]))
+    return runs
+
+
+def aiobotocore_folder():
+    """aiobotocore 3.10.0's stand-in /var/task folder for this interpreter."""
     from test_aio import AIO_DIRS, MINOR
 
     folder = os.path.join(AIO_DIRS, MINOR, "aiobotocore-3.10.0")
     assert os.path.isfile(os.path.join(folder, ".done")), "missing under %r: run `make test`" % (AIO_DIRS,)
+    return folder
+
+
+def test_aiobotocore_context_overriding_wrap_bio_runs_it_as_often_as_stock(tmp_path):
+    """aiobotocore whose contexts are a subclass overriding ``wrap_bio``: the layer leaves them
+    as stock uses them -- the override runs once per new connection with the layer as without
+    (the layer on 3e5c09a: 0 runs, stock 3), the same outcomes, nothing resumed."""
     server, bundle = tls_server(tmp_path, "a")
-    runs = []
     with server:
-        for on in (False, True):
-            run = python_with_layer(resume_scenarios.AIO_OVERRIDE_SCRIPT % dict(
-                aio=folder, here=os.path.dirname(os.path.abspath(__file__)), on=on, url=server.url,
-                bundle=bundle, calls=3))
-            assert run.returncode == 0, run.stderr
-            runs.append(json.loads(run.stdout.splitlines()[-1]))
+        runs = stock_then_layer(resume_scenarios.AIO_OVERRIDE_SCRIPT, aio=aiobotocore_folder(),
+                                url=server.url, bundle=bundle, calls=3)
     assert runs[0] == {"outcomes": ["ok"] * 3, "calls": {"wrap_socket": 0, "wrap_bio": 3}}
     assert runs[1] == runs[0]
     assert server.tls_resumed == [False] * 6
+
+
+def test_aiobotocore_behind_a_middlebox_resetting_psk_hellos_offers_once(tmp_path):
+    """aiobotocore behind a middlebox that resets every ClientHello carrying a PSK: the session
+    asyncio's wrap_bio put into the one reset hello ends offering for that key, so 6 calls send
+    one PSK hello in all (the layer on 3e5c09a: one per new connection), all succeeding as stock."""
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        runs = stock_then_layer(resume_scenarios.AIO_MIDDLEBOX_SCRIPT, aio=aiobotocore_folder(),
+                                bundle=bundle, target=server.server_address)
+    assert runs[0] == {"outcomes": ["ok"] * 6, "hellos": [False] * 6}
+    assert runs[1]["outcomes"] == runs[0]["outcomes"]
+    assert sorted(runs[1]["hellos"]) == [False] * 6 + [True]
 
 
 @pytest.mark.parametrize("step", ["key_of", "_keep", "_connected"])
@@ -526,18 +551,10 @@ def test_truststore_contexts_are_left_as_stock_uses_them(tmp_path, extract):
     clients' contexts are truststore's, so the layer neither offers nor touches them -- every
     call as stock's (stock: all succeed; the layer on 3e5c09a failed all, its wrap_socket skipping
     truststore's)."""
-    import json
-
-    from conftest import python_with_layer
-
     server, bundle = tls_server(tmp_path, "a")
-    runs = []
     with server:
-        for on in (False, True):
-            run = python_with_layer(resume_scenarios.TRUSTSTORE_SCRIPT % dict(
-                on=on, extract=extract, url=server.url, bundle=bundle, calls=3))
-            assert run.returncode == 0, run.stderr
-            runs.append(json.loads(run.stdout.splitlines()[-1]))
+        runs = stock_then_layer(resume_scenarios.TRUSTSTORE_SCRIPT, extract=extract, url=server.url,
+                                bundle=bundle, calls=3)
     assert runs[0]["outcomes"] == ["ok"] * 3
     assert runs[1]["outcomes"] == runs[0]["outcomes"]
     assert runs[0]["context_class"] == runs[1]["context_class"] == "truststore._api"
@@ -567,16 +584,71 @@ def test_a_middlebox_refusing_psk_hellos_costs_one_failed_offer(layer, tmp_path,
     assert server.tls_resumed == [False] * 24
 
 
+def calls_at_once(ddb, threads):
+    """``threads`` calls of ``ddb`` started together, one per thread; their outcomes."""
+    import threading
+
+    barrier = threading.Barrier(threads)
+    outcomes = []
+
+    def call():
+        barrier.wait(10)
+        outcomes.extend(outcomes_of(ddb, 1))
+
+    workers = [threading.Thread(target=call) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    return outcomes
+
+
+def test_threads_connecting_at_once_behind_a_psk_dropping_middlebox_offer_once(layer, tmp_path):
+    """8 threads of one client connecting at once, a session cached and never yet resumed, behind
+    a middlebox dropping PSK hellos: one of them offers (and waits its connect timeout), the others
+    connect as stock; 17 calls send one PSK hello in all (main at 6bd5fa1: 8 at once, each a
+    connect timeout -- 60 s at botocore's default)."""
+    server, bundle = tls_server(tmp_path, "a")
+    config = Config(connect_timeout=0.5, max_pool_connections=8,
+                    retries={"max_attempts": 3, "mode": "standard"})
+    hellos = []
+    with server:
+        for on in (False, True):
+            if on:
+                layer()
+            with PskMiddlebox(server.server_address, "drop") as middlebox:
+                ddb = client("https://localhost:%d" % middlebox.address[1], bundle, config)
+                outcomes = outcomes_of(ddb, 1) + calls_at_once(ddb, 8) + calls_at_once(ddb, 8)
+                assert outcomes == ["ok"] * 17
+                hellos.append(list(middlebox.hellos))
+    assert hellos[0] == [False] * 17
+    assert hellos[1].count(True) == 1 and hellos[1].count(False) == 17, hellos[1]
+
+
+def test_threads_connecting_at_once_all_resume_once_the_key_resumed(layer, tmp_path):
+    """Once an offer for a key has resumed, 8 threads connecting at once all offer and all resume
+    (only a key never resumed yet is probed by one connection at a time); before that, the probe
+    resumes and those that connected while it was in flight did stock's full handshake."""
+    layer()
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        ddb = client(server.url, bundle, Config(max_pool_connections=8, retries={"max_attempts": 1}))
+        assert outcomes_of(ddb, 1) + calls_at_once(ddb, 8) == ["ok"] * 9
+        assert server.tls_resumed[1:].count(True) >= 1  # the probe (and any after it ended)
+        assert outcomes_of(ddb, 1) == ["ok"]  # the probe pattern again: one offer, it resumes
+        assert server.tls_resumed[-1] is True
+        assert calls_at_once(ddb, 8) == ["ok"] * 8
+        assert server.tls_resumed[-8:] == [True] * 8
+
+
 def test_dropped_clients_contexts_go_by_reference_counting(tmp_path):
     """60 clients made, each one verified TLS 1.3 call, then dropped, the cyclic GC disabled: as
     many contexts alive as stock's (none), and RSS growth within 4 MB of stock's (the layer on
     3e5c09a: 60 of 60 alive, a loaded CA bundle each).  The bundle: botocore's own plus the test
     CA, so each context holds what a real client's does."""
-    import json
 
     import botocore
 
-    from conftest import python_with_layer
 
     server, bundle = tls_server(tmp_path, "a")
     full_bundle = str(tmp_path / "full-bundle.pem")
@@ -584,13 +656,8 @@ def test_dropped_clients_contexts_go_by_reference_counting(tmp_path):
         shipped = source.read()
     with open(full_bundle, "w") as target, open(bundle) as test_ca:
         target.write(shipped + "\n" + test_ca.read())
-    runs = []
     with server:
-        for on in (False, True):
-            run = python_with_layer(resume_scenarios.CHURN_SCRIPT % dict(
-                on=on, url=server.url, bundle=full_bundle, clients=60))
-            assert run.returncode == 0, run.stderr
-            runs.append(json.loads(run.stdout.splitlines()[-1]))
+        runs = stock_then_layer(resume_scenarios.CHURN_SCRIPT, url=server.url, bundle=full_bundle, clients=60)
     assert server.tls_resumed.count(True) == 0  # one call per client: nothing to resume
     assert runs[0]["alive"] == 0
     assert runs[1]["alive"] == runs[0]["alive"]

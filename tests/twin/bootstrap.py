@@ -23,15 +23,7 @@ def main():
     import twin_function
 
     checks = twin_function.run(scenario, params)
-    sys.stdout.write(json.dumps({"checks": checks, "peak_rss_kb": _peak_rss_kb()}) + "\n")
-
-
-def _peak_rss_kb():
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return None
+    sys.stdout.write(json.dumps({"checks": checks, "peak_rss_kb": twin_function.status_kb("VmHWM")}) + "\n")
 
 
 if __name__ == "__main__":

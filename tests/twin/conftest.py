@@ -51,14 +51,16 @@ def twin(request):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Each case's wall time, stock and layer (started together), to keep the twin in budget."""
+    """Each case's wall time and peak RSS, stock and layer (started together): the twin's budget."""
     if _scheduler is None:
         return
     rows = []
     for case_id, (_case, future) in _scheduler.futures.items():
         if future.done() and not future.exception():
             runs = future.result()
-            rows.append("  %-48s stock %5.1f s  layer %5.1f s" % (case_id, runs["stock"].wall_s, runs["layer"].wall_s))
+            rss = [(run.result or {}).get("peak_rss_kb") or 0 for run in (runs["stock"], runs["layer"])]
+            rows.append("  %-48s stock %5.1f s %6.1f MB  layer %5.1f s %6.1f MB" % (
+                case_id, runs["stock"].wall_s, rss[0] / 1024.0, runs["layer"].wall_s, rss[1] / 1024.0))
     terminalreporter.write_line("stock twin, wall per case (%d pairs at a time):" % PAIRS)
     for row in rows:
         terminalreporter.write_line(row)

@@ -10,7 +10,8 @@ from harness import Case, Check, assert_same_as_stock
 
 
 def on_hook_flavor(case):
-    return Case(case.scenario, case.checks, flavor="hook", task=case.task, env=case.env, params=case.params)
+    return Case(case.scenario, case.checks, flavor="hook", task=case.task, env=case.env, params=case.params,
+                layer_says=case.layer_says)
 
 
 CASES = {

@@ -17,12 +17,16 @@ reach it within a day, with no hand edit. One command does what a bump needs, in
 3. **re-lock what follows the pin**: the locks that take ``layer/requirements.txt`` as a constraint
    (``make lock-compat lock-demo lock-durable``) and template.yaml's description (layer_info).
 4. **rebuild**: both layer zips (their CA directories and prepared data are made from the pin),
-   the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes).
+   the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes); then the **size
+   budget**: a zip over tools/packaging/build_layer.py's SIZE_BUDGET refuses the bump at once, with
+   the message that says what to do (the suites would fail test_size_budget anyway, an hour later);
 5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat
    test-upstream``: test-compat runs botocore's own unit tests from the pinned sdist with the layer
    on; test-upstream runs botocore's, s3transfer's and boto3's own suites on the full layer's tree,
    where the declared patches of layer/patches/ are applied: a patch that no longer fits the new pin
-   already stops the rebuild, one that fits but breaks it fails here). A failing suite
+   already stops the rebuild, one that fits but breaks it fails here); ``--suites "test
+   test-upstream"``, what the scheduled workflow's tag mode passes: the release's own suite, since it
+   tags a release, and the SDK's suites on the patched tree. A failing suite
    restores every file the bump wrote and names the failing tests; exit 1.
 6. **say what changed**: the two botocore data folders compared (services added and removed,
    service models changed, defaults-mode values, Lambda's regions) and the botocore modules the hook
@@ -48,7 +52,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from tools.packaging import layer_info  # noqa: E402
+from tools.packaging import build_layer, layer_info  # noqa: E402
 
 LOCK_IN = "layer/requirements.in"
 HOOK_INIT = "layer/aws_keepalive/__init__.py"
@@ -279,6 +283,27 @@ def restore(saved, repo):
 REBUILD = (("layer", "FLAVOR=full"), ("layer", "FLAVOR=hook"), ("sdk-defaults",), ("docs",))
 
 
+# The sizes `make layer` writes (build_layer.report) for each flavor, read by the size budget step.
+SIZE_ROWS = (("full", "build/layer.json"), ("hook", "build/layer-hook.json"))
+
+
+def size_problems(repo):
+    """The rebuilt zips' size budget (build_layer.over_budget) from the sizes `make layer` wrote: a
+    message per flavor over it, or per file missing."""
+    problems = []
+    for flavor, relative in SIZE_ROWS:
+        path = os.path.join(repo, relative)
+        try:
+            with open(path) as handle:
+                (row,) = json.load(handle)["rows"]
+            message = build_layer.over_budget(flavor, row["zipped"], row["unzipped"])
+        except (OSError, ValueError, KeyError) as error:
+            message = "no %s layer sizes in %s (%s): the rebuild wrote none" % (flavor, relative, error)
+        if message:
+            problems.append(message)
+    return problems
+
+
 def write_report(path, report):
     if not path:
         return
@@ -321,9 +346,19 @@ def bump(uv, make, version=None, index_url=None, work="build/bump-sdk", report_p
                      "--write-template", os.path.join(repo, "template.yaml")])
     steps = [("re-lock", [*FOLLOWING_LOCK_TARGETS])]
     steps += [("rebuild " + " ".join(targets), list(targets)) for targets in REBUILD]
+    steps += [("size budget", None)]
     steps += [(suite, [suite]) for suite in suites]
     failed = []
     for name, targets in steps:
+        if targets is None:
+            problems = size_problems(repo)
+            report["size_budget"] = problems
+            for problem in problems:
+                print("bump-sdk: %s" % problem, file=sys.stderr)
+            if problems:
+                failed.append(name)
+                break
+            continue
         log_path = os.path.join(work, re.sub(r"[^\w.-]+", "_", name) + ".log")
         code, output = run_make(make, targets, repo, log_path)
         if name in suites:
@@ -359,10 +394,12 @@ def main(argv=None):
     parser.add_argument("--report", default="", help="write what happened as JSON here")
     parser.add_argument("--work", default="build/bump-sdk", help="logs and the two botocore trees")
     parser.add_argument("--repo", default=REPO, help="the checkout to bump (default: this one)")
+    parser.add_argument("--suites", default=" ".join(SUITES),
+                        help="the make targets that judge the bump (space-separated; `test`: the release's suite)")
     args = parser.parse_args(argv)
     return bump(os.path.abspath(args.uv), args.make.split(), version=args.version or None,
                 index_url=args.index_url or None, work=args.work, report_path=args.report or None,
-                repo=os.path.abspath(args.repo))
+                suites=tuple(args.suites.split()) or SUITES, repo=os.path.abspath(args.repo))
 
 
 if __name__ == "__main__":

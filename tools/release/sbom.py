@@ -20,6 +20,14 @@ One document per zip (``tools/release/release.py`` writes ``<zip>.cdx.json`` bes
   diff as text and, as the enhancement it resolves, its subject and why;
 - ``dependencies``: the graph: the layer depends on every component, and each component on those
   its METADATA requires (Requires-Dist without an extra), each one of the zip's components;
+- the data the build generated inside the hook package, as ``data`` components (so that a reader
+  knows which third-party releases it came from, under which license): one per CA directory
+  (``python/aws_keepalive/ca/<sha256 of the bundle>/``: Mozilla's CA certificates as the named
+  botocore releases ship them in cacert.pem, MPL-2.0, their pedigree those releases) and one per
+  botocore release whose data the layer prepared (``prepared-data/botocore-<version>.pickle``, a
+  derivative of that release's data files, Apache-2.0, its pedigree the release).  Each names its
+  path in the zip (property ``aws-python-keepalive:path``); tools/release/contents.py checks that
+  every file of the zip is in a RECORD of a listed distribution, or is bytecode of one such file;
 - ``formulation``: the CPython builds that compiled the ``.pyc`` inside (version, Maven Central
   coordinates as a purl, and the sha256 of the build's jar, verified against
   tools/interpreters/cpython-maven.sha256).  They are not in the zip, so they are not components of
@@ -219,6 +227,80 @@ def patched(component, patches):
     return patched_component
 
 
+# The folders of the data the build generates inside the hook package (tools/packaging/build_layer.py).
+CA_PREFIX = "python/aws_keepalive/ca/"
+PREPARED_PREFIX = "python/aws_keepalive/prepared-data/"
+PATH_PROPERTY = "aws-python-keepalive:path"
+
+
+def generated_data(zip_path):
+    """({CA bundle sha256: its folder}, {botocore version: its prepared index}) in a layer zip."""
+    cas, prepared = {}, {}
+    with zipfile.ZipFile(zip_path) as archive:
+        for name in archive.namelist():
+            match = re.fullmatch(re.escape(CA_PREFIX) + r"([0-9a-f]{64})/[^/]+", name)
+            if match:
+                cas[match.group(1)] = CA_PREFIX + match.group(1) + "/"
+            match = re.fullmatch(re.escape(PREPARED_PREFIX) + r"botocore-([^/]+)\.pickle", name)
+            if match:
+                prepared[match.group(1)] = (name, _sha256(archive.read(name)))
+    return cas, prepared
+
+
+def _sha256(data):
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _botocore_ancestor(version):
+    purl = "pkg:pypi/botocore@%s" % version
+    return {"type": "library", "name": "botocore", "version": version, "purl": purl}
+
+
+def data_components(zip_path, ca_sources):
+    """The ``data`` components of a zip's generated data.  ``ca_sources``: {bundle sha256: [botocore
+    versions whose default bundle it is]} (what the build returned); it must name exactly the zip's
+    CA directories (ValueError otherwise)."""
+    cas, prepared = generated_data(zip_path)
+    if set(ca_sources) != set(cas):
+        raise ValueError("sbom: %s holds the CA directories %s, the build made %s"
+                         % (zip_path, sorted(cas), sorted(ca_sources)))
+    components = []
+    for digest, folder in sorted(cas.items()):
+        versions = ca_sources[digest]
+        components.append({
+            "type": "data",
+            "bom-ref": "data:ca/%s" % digest,
+            "name": "mozilla-ca-certificates",
+            "description": "Mozilla's CA certificates as botocore %s ships them (cacert.pem, this sha256), "
+                           "one file per certificate, named by subject hash" % (", ".join(versions) or "(unnamed)"),
+            "hashes": _hashes([digest]),
+            "licenses": [{"license": {"id": "MPL-2.0"}}],
+            "properties": [{"name": PATH_PROPERTY, "value": folder}],
+        })
+        if versions:
+            components[-1]["pedigree"] = {"ancestors": [_botocore_ancestor(version) for version in versions]}
+    for version, (path, digest) in sorted(prepared.items(), key=lambda item: _version_key(item[0])):
+        components.append({
+            "type": "data",
+            "bom-ref": "data:prepared/botocore@%s" % version,
+            "name": "botocore-prepared-data",
+            "version": version,
+            "description": "botocore %s's data folders listed and its top-level data files pre-parsed "
+                           "(this index and the parses it names, stored by content)" % version,
+            "hashes": _hashes([digest]),
+            "licenses": [{"license": {"id": "Apache-2.0"}}],
+            "pedigree": {"ancestors": [_botocore_ancestor(version)]},
+            "properties": [{"name": PATH_PROPERTY, "value": path}],
+        })
+    return components
+
+
+def _version_key(version):
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version))
+
+
 def interpreter_component(interpreter):
     """A formulation component for one CPython build: {'minor', 'version', 'coordinates', 'sha256'}."""
     group_artifact, version, packaging, classifier = interpreter["coordinates"].rsplit(":", 3)
@@ -237,7 +319,7 @@ def interpreter_component(interpreter):
 
 
 def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, interpreters, description,
-             wheels=None, epoch=None, patches=None):
+             wheels=None, epoch=None, ca_sources=None, patches=None):
     """The SBOM of one zip as a dict.
 
     ``locked``: locked_packages() of the layer's lock (ignored for the hook flavor, which has none of
@@ -245,6 +327,8 @@ def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, i
     mismatch raises ValueError (an SBOM that disagrees with its zip is worse than none).
     ``wheels``: {normalized name: sha256 of the wheel inside} (``wheel_digests``; asked of the
     index when not given).  ``epoch``: the timestamp (default SOURCE_DATE_EPOCH; none when unset).
+    ``ca_sources``: {CA bundle sha256: [botocore versions]} from the build (``data_components``);
+    without it, the CA directories' components name no source release.
     ``patches``: the declared patches the full flavor's build applied (default: all of layer/patches/,
     tools/packaging/patches.load; each names its distribution, one of the locked packages)."""
     inside = metadata_in_zip(zip_path)
@@ -276,6 +360,9 @@ def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, i
             components.append(component)
     layer_ref = "layer:%s@%s" % (layer_name, hook_version)
     refs = {normalize(component["name"]): component["bom-ref"] for component in components}
+    if ca_sources is None:
+        ca_sources = {digest: [] for digest in generated_data(zip_path)[0]}
+    components += data_components(zip_path, ca_sources)
     metadata = {
         "component": {
             "type": "library",

@@ -218,6 +218,12 @@ def rows(cells) -> list:
             "requests_received": cell.requests, "callee_answers_sent": cell.answered_by_callee,
             "client_timeouts": next((o.body["timeouts"] for o in cell.outcomes
                                      if isinstance(o.body, dict) and "timeouts" in o.body), None),
+            # What the caller ran on, in its own words: botocore's (and aiobotocore's) version and
+            # whether the layer's package was imported (a stock caller must say no).
+            "runs_on": next(({k: o.body[k] for k in ("botocore", "aiobotocore", "layer_loaded") if k in o.body}
+                             for o in cell.outcomes if isinstance(o.body, dict) and "botocore" in o.body), None),
+            "sockets_during_call": [sock for o in cell.outcomes if isinstance(o.body, dict)
+                                    for sock in o.body.get("sockets_during_call", [])],
             "sockets": [sock for o in cell.outcomes if isinstance(o.body, dict) for sock in o.body.get("sockets", [])],
             "arrivals_s": cell.arrivals_s, "error": None if cell.error is None else repr(cell.error),
         })
@@ -273,16 +279,64 @@ def longer_calls(table_rows) -> str:
         aws, r["callee_s"], r["read_timeout_s"], r["caller_timeout_s"]) for aws, r in sorted(longer.items()))
 
 
+def sockets_read_back(table_rows) -> str:
+    """One sentence: what the kernel said about the answered botocore callers' sockets ('' if none)."""
+    def timeouts(stock):
+        pairs = {(r["client_timeouts"]["read_timeout"], r["client_timeouts"]["connect_timeout"])
+                 for r in table_rows if r["stock"] == stock and r.get("client_timeouts")}
+        return ", ".join("%g / %g s" % pair for pair in sorted(pairs)) or "-"
+
+    seen = sorted({(s["timeout"], s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"])
+                   for r in table_rows for s in r.get("sockets", [])})
+    if not seen:
+        return ""
+    # An asyncio socket is non-blocking (timeout 0): aiohttp's read timeout runs in the event loop.
+    found = "; ".join("%s, SO_KEEPALIVE %d, TCP_KEEPIDLE %d s, TCP_KEEPINTVL %d s" % (
+        "timeout %g s" % timeout if timeout else "non-blocking (asyncio)", *options) for timeout, *options in seen)
+    return (" Read back after the answer (getsockopt) from the layer's callers' sockets: %s. Client read / "
+            "connect timeouts with the layer: %s; stock (the callers that returned): %s." % (
+                found, timeouts(False), timeouts(True)))
+
+
+def in_flight_and_sdks(table_rows) -> str:
+    """Two sentences ('' for a run that recorded neither): the in-flight sockets' keep-alive options,
+    stock's and the layer's, read halfway through the read timeout; and what each caller ran on."""
+    def options(stock):
+        seen = sorted({(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"]) for r in table_rows
+                       if r["stock"] == stock for s in r.get("sockets_during_call", [])})
+        return "; ".join("SO_KEEPALIVE %d, TCP_KEEPIDLE %d s, TCP_KEEPINTVL %d s" % o for o in seen) or "-"
+
+    text = ""
+    if any(r.get("sockets_during_call") for r in table_rows):
+        text += (" Read back halfway through the read timeout, the request in flight: stock %s; with the layer %s."
+                 % (options(True), options(False)))
+    ran_on = {}
+    for r in table_rows:
+        if r.get("runs_on"):
+            sdk = r["runs_on"]
+            key = ("aiobotocore %s over botocore %s" % (sdk["aiobotocore"], sdk["botocore"]) if "aiobotocore" in sdk
+                   else "botocore %s" % sdk["botocore"], sdk["layer_loaded"])
+            ran_on.setdefault(key, []).append(r["name"])
+    if ran_on:
+        text += " The callers reported: %s." % "; ".join(
+            "%s, layer %s (%s)" % (sdk, "imported" if loaded else "not imported", ", ".join(dict.fromkeys(names)))
+            for (sdk, loaded), names in sorted(ran_on.items()))
+    return text
+
+
 def view(data) -> str:
     """docs/longcall.md: the table of one run (make docs)."""
     run = data[next(iter(data))]
-    timers = run["layer_timers"] or "the layer's shipped defaults (IDLE 60 s, INTERVAL 10 s)"
+    # No variable set: the shipped defaults, whose values the sockets' read-back sentence gives (the
+    # kernel's word, not a number typed here that settings.py could outgrow).
+    timers = run["layer_timers"] or "the layer's shipped defaults (no timer variable set)"
     if isinstance(timers, dict):
         timers = ", ".join("%s %s s" % (k.upper(), v) for k, v in sorted(timers.items()) if k != "count")
     return ("%s; layer timers: %s. Stand-in callers: CPython %s (on-demand, runtime-kind botocore %s), "
-            "CPython %s (Managed Instances).%s\n\n%s" % (
+            "CPython %s (Managed Instances).%s%s\n\n%s" % (
                 describe_scale(run), timers, run["on_demand_python"], run["runtime_botocore"], run["lmi_python"],
-                longer_calls(run["rows"]), markdown(run["rows"])))
+                longer_calls(run["rows"]), sockets_read_back(run["rows"]) + in_flight_and_sdks(run["rows"]),
+                markdown(run["rows"])))
 
 
 def summary(data) -> str:
@@ -351,7 +405,8 @@ def prepare(args, workdir: Path) -> tuple:
         from lab.experiments.async_patterns.run import async_task
 
         folder = async_task(ON_DEMAND_PYTHON)
-        shutil.copyfile(TASK / "caller_aio.py", folder / "caller_aio.py")
+        for name in ("caller_aio.py", "readback.py"):
+            shutil.copyfile(TASK / name, folder / name)
         tasks["aio"] = (folder, "caller_aio.handler")
     return opts, tasks
 

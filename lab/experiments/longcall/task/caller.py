@@ -11,14 +11,14 @@ it on with AWS's ``BOTOCORE_TCP_KEEPALIVE=true`` instead).
 LAB_MAX_ATTEMPTS: when set, ``retries={"total_max_attempts": N}`` (a call that must not run twice).
 """
 
-import gc
 import json
 import os
-import socket
+import threading
 import time
 
 import boto3
 from botocore.config import Config
+from readback import runs_on, sockets
 
 READ_TIMEOUT_S = float(os.environ["LAB_READ_TIMEOUT_S"])
 options = {"read_timeout": READ_TIMEOUT_S}
@@ -34,32 +34,24 @@ def timeouts():
     return {"read_timeout": client.meta.config.read_timeout, "connect_timeout": client.meta.config.connect_timeout}
 
 
-def sockets():
-    """Each open socket to the endpoint, read back from the kernel: its timeout and keep-alive options."""
-    port = int(os.environ["AWS_ENDPOINT_URL_LAMBDA"].rsplit(":", 1)[1])
-    found = []
-    for obj in gc.get_objects():
-        if isinstance(obj, socket.socket) and obj.fileno() != -1:
-            try:
-                if obj.getpeername()[1] != port:
-                    continue
-                found.append({"timeout": obj.gettimeout(),
-                              "SO_KEEPALIVE": obj.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
-                              "TCP_KEEPIDLE": obj.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
-                              "TCP_KEEPINTVL": obj.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL)})
-            except OSError:
-                continue
-    return found
-
-
 def handler(event, context):
     """Invoke the callee once (RequestResponse); the callee's answer, or the error, and the time."""
     started = time.monotonic()
+    # Halfway through the read timeout the request is in flight and the callee still works: the
+    # kernel's view of the socket then is what carries (or loses) the flow, stock's included.
+    during = []
+    reader = threading.Timer(READ_TIMEOUT_S / 2, lambda: during.extend(sockets()))
+    reader.daemon = True
+    reader.start()
     try:
         response = client.invoke(FunctionName=event.get("callee", "lab-callee"), Payload=json.dumps(event).encode())
         answer = json.loads(response["Payload"].read())
     except Exception as error:  # what the caller's code would see: reported, not raised
+        reader.cancel()
         return {"answered": False, "error": type(error).__name__, "detail": str(error)[:300],
-                "seconds": round(time.monotonic() - started, 3), "pid": os.getpid(), "timeouts": timeouts()}
+                "seconds": round(time.monotonic() - started, 3), "pid": os.getpid(), "timeouts": timeouts(),
+                "sockets_during_call": during, **runs_on()}
+    reader.cancel()
     return {"answered": True, "answer": answer, "seconds": round(time.monotonic() - started, 3),
-            "pid": os.getpid(), "timeouts": timeouts(), "sockets": sockets()}
+            "pid": os.getpid(), "timeouts": timeouts(), "sockets": sockets(), "sockets_during_call": during,
+            **runs_on()}

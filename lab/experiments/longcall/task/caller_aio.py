@@ -13,6 +13,7 @@ import time
 
 from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
+from readback import runs_on, sockets
 
 READ_TIMEOUT_S = float(os.environ["LAB_READ_TIMEOUT_S"])
 options = {"read_timeout": READ_TIMEOUT_S, "tcp_keepalive": True}
@@ -44,6 +45,7 @@ def handler(event, context):
         answer = LOOP.run_until_complete(_invoke(event))
     except Exception as error:
         return {"answered": False, "error": type(error).__name__, "detail": str(error)[:300],
-                "seconds": round(time.monotonic() - started, 3), "pid": os.getpid(), "timeouts": timeouts()}
+                "seconds": round(time.monotonic() - started, 3), "pid": os.getpid(), "timeouts": timeouts(),
+                **runs_on()}
     return {"answered": True, "answer": answer, "seconds": round(time.monotonic() - started, 3),
-            "pid": os.getpid(), "timeouts": timeouts()}
+            "pid": os.getpid(), "timeouts": timeouts(), "sockets": sockets(), **runs_on()}
