@@ -397,7 +397,7 @@ def gc_init(params):
     first = calls(lambda: client(params["urls"]["first"], verify=params["bundle"], session=shared), 2)
     first["threshold"] = list(gc.get_threshold())
     first["enabled"] = gc.isenabled()
-    before = _rss_kb()
+    before = status_kb("VmRSS")
     outcomes = {}
     for _ in range(params["clients"]):
         made = client(params["urls"]["churn"], verify=params["bundle"], session=shared)
@@ -407,7 +407,7 @@ def gc_init(params):
         del made
     if gc.isenabled():
         gc.collect()
-    growth = _rss_kb() - before
+    growth = status_kb("VmRSS") - before
     alive = sum(1 for thing in gc.get_objects() if isinstance(thing, ssl.SSLContext))
     return {"first": first,
             "churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
