@@ -100,10 +100,40 @@ $(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(U
 	touch $@
 
 .PHONY: test-compat
+# tests/compat/test_patched_sdk_instrumentation.py runs ddtrace and OpenTelemetry on the full layer's
+# patched SDK (build/layer.zip).
 test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
-  $(BOTOCORE_SDIST)/.done
+  $(BOTOCORE_SDIST)/.done $(LAYER_ZIP)
 	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
+	  AWS_KEEPALIVE_LAYER_ZIP=$(CURDIR)/$(LAYER_ZIP) \
 	  $(call run_pytest,compat tests,$(VENV)/test-3.12/bin/python,tests/compat)
+
+# --- the SDK's own suites on the full layer's patched tree (issue 36) -------------------------------
+# make test-upstream: botocore's and s3transfer's unit and functional suites (their PyPI sdists at the
+# pinned versions, tests/upstream/sdists.txt, hash-checked) and boto3's (its sdist has no tests:
+# BOTO3_SOURCE=<a checkout of boto/boto3 at the pinned tag>, which the release workflow gives; without
+# it that test skips, saying so, unless REQUIRE_BOTO3_SUITE=1) run against build/layer.zip's python/
+# folder, where layer/patches/ are applied (tests/upstream/test_upstream_suites.py). Not part of make
+# test (~20 min here: botocore's functional suite alone is ~59 000 tests); every release (the release
+# workflow's build job) and every SDK bump (tools/release/bump_sdk.py's suites) runs it first.
+UPSTREAM_SDISTS := $(VENV)/upstream-sdists
+BOTO3_SOURCE ?=
+REQUIRE_BOTO3_SUITE ?=
+$(UPSTREAM_SDISTS)/.done: tests/upstream/sdists.txt tests/compat/sdist-tools.txt | $(UV)
+	rm -rf $(UPSTREAM_SDISTS)
+	$(UV) venv -q --python $(TOOL_PYTHON) $(UPSTREAM_SDISTS)/venv
+	$(UV) pip install -q --python $(UPSTREAM_SDISTS)/venv/bin/python --require-hashes -r tests/compat/sdist-tools.txt
+	$(UPSTREAM_SDISTS)/venv/bin/python -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
+	  --require-hashes -r tests/upstream/sdists.txt -d $(UPSTREAM_SDISTS)
+	for archive in $(UPSTREAM_SDISTS)/*.tar.gz; do tar -xzf $$archive -C $(UPSTREAM_SDISTS); done
+	touch $@
+
+.PHONY: test-upstream
+test-upstream: $(VENV)/test-3.12/bin/python $(UPSTREAM_SDISTS)/.done $(LAYER_ZIP)
+	@AWS_KEEPALIVE_UPSTREAM_SDISTS=$(CURDIR)/$(UPSTREAM_SDISTS) AWS_KEEPALIVE_LAYER_ZIP=$(CURDIR)/$(LAYER_ZIP) \
+	  AWS_KEEPALIVE_BOTO3_SOURCE=$(if $(BOTO3_SOURCE),$(abspath $(BOTO3_SOURCE))) \
+	  AWS_KEEPALIVE_REQUIRE_BOTO3_SUITE=$(REQUIRE_BOTO3_SUITE) \
+	  $(call run_pytest,upstream suites on the patched SDK,$(VENV)/test-3.12/bin/python,-rs -s tests/upstream)
 
 # --- the stock twin (issue 34): every scenario with the layer off and on, compared -------------
 # tests/twin: two fresh stand-in runtime interpreters per case (the lab's CPython 3.12 prefix with the
