@@ -8,6 +8,9 @@
   prepared data: what tools/packaging/build_layer.py writes, by the same functions.  The twin's
   CA is added to that default bundle (botocore/cacert.pem, a copy), as if AWS's endpoints had
   it: the default-bundle check then verifies through the layer's directory.
+  The stock twin's ``/opt/python`` holds the pinned wheels as published (``.venv/twin/layer-sdk``),
+  the layer twin's the SDK the layer ships, layer/patches/ applied (``.venv/twin/layer-sdk-patched``,
+  issue 36): the patches are compared with stock like every other optimization.
 * ``hook``: the package alone, with the CA directory and prepared data of the runtime's bundled
   SDK (the stand-in prefix's boto3, from lab/runtime-sdk/<RUNTIME_BOTO3>.txt): the SDK the
   function imports is the runtime's.
@@ -35,22 +38,28 @@ VENV = os.path.join(REPO, ".venv")
 # The stand-in runtime interpreter and what make installed for the twin (mk/test.mk sets these).
 RUNTIME_PYTHON = os.environ.get("AWS_KEEPALIVE_TWIN_PYTHON", os.path.join(VENV, "lambda-" + MINOR, "bin", "python"))
 LAYER_SDK = os.environ.get("AWS_KEEPALIVE_TWIN_LAYER_SDK", os.path.join(VENV, "twin", "layer-sdk"))
+LAYER_SDK_PATCHED = os.environ.get("AWS_KEEPALIVE_TWIN_LAYER_SDK_PATCHED",
+                                   os.path.join(VENV, "twin", "layer-sdk-patched"))
 FUNCTION_LIBS = os.environ.get("AWS_KEEPALIVE_TWIN_LIBS", os.path.join(VENV, "twin", "function-libs"))
 AIO_DIR = os.path.join(os.environ.get("AWS_KEEPALIVE_AIO_DIRS", os.path.join(VENV, "aio")), MINOR,
                        "aiobotocore-3.10.0")
 
 
 class Sites:
-    """Paths of one session's folders: ``opt[flavor]``, ``task[kind]``, ``runtime``, ``python``."""
+    """Paths of one session's folders: ``opt[flavor, side]``, ``task[kind]``, ``runtime``, ``python``."""
 
     def __init__(self, root, default_ca):
         self.python = RUNTIME_PYTHON
-        for needed in (RUNTIME_PYTHON, LAYER_SDK, FUNCTION_LIBS, AIO_DIR):
+        for needed in (RUNTIME_PYTHON, LAYER_SDK, LAYER_SDK_PATCHED, FUNCTION_LIBS, AIO_DIR):
             if not os.path.exists(needed):
                 raise RuntimeError("%s is missing: run the twin through `make test-twin`" % needed)
         self.runtime_site = _site_packages(RUNTIME_PYTHON)
-        self.opt = {"full": _opt(os.path.join(root, "opt-full"), LAYER_SDK, default_ca=default_ca),
-                    "hook": _opt(os.path.join(root, "opt-hook"), None, self.runtime_site)}
+        # The full flavor's stock twin runs the pinned wheels as published, its layer twin the SDK the
+        # full layer ships (layer/patches/ applied): the patches are part of what is compared.
+        self.opt = {("full", "stock"): _opt(os.path.join(root, "opt-full-stock"), LAYER_SDK, default_ca=default_ca),
+                    ("full", "layer"): _opt(os.path.join(root, "opt-full"), LAYER_SDK_PATCHED, default_ca=default_ca)}
+        hook = _opt(os.path.join(root, "opt-hook"), None, self.runtime_site)
+        self.opt.update({("hook", "stock"): hook, ("hook", "layer"): hook})
         self.task = {"plain": _task(os.path.join(root, "task"), []),
                      "aio": _task(os.path.join(root, "task-aio"), [AIO_DIR])}
         self.runtime = _runtime(os.path.join(root, "runtime"))
