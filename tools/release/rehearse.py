@@ -242,6 +242,12 @@ class Rehearsal:
 
     def prepare(self):
         """The mirror the checkouts fetch from (the commit, tagged), gh's stand-in: the runner's."""
+        # The HOME persists from run to run here (a cache stand-in; GitHub's VM is new each job): what an
+        # earlier, failed rehearsal left root-owned is given back first, as a fresh VM has none.
+        left = not_owned(RUNNER_HOME, self.uid, limit=None)
+        if left:
+            self.say("rehearse: %d file(s) in %s not the runner's (an earlier rehearsal's root step), given back: "
+                     "%s" % (len(left), RUNNER_HOME, " ".join(left[:3])))
         shutil.rmtree(self.side, ignore_errors=True)
         os.makedirs(os.path.join(self.side, "bin"))
         mirror = os.path.join(self.side, "source.git")
@@ -252,12 +258,6 @@ class Rehearsal:
             out.write(GH_STANDIN)
         os.chmod(os.path.join(self.side, "bin", "gh"), 0o755)
         os.makedirs(os.path.dirname(self.workspace_path), exist_ok=True)
-        # The HOME persists from run to run here (a cache stand-in; GitHub's VM is new each job): what an
-        # earlier, failed rehearsal left root-owned is given back, as a fresh VM has none.
-        left = not_owned(RUNNER_HOME, self.uid, limit=None)
-        if left:
-            self.say("rehearse: %d file(s) in %s not the runner's (an earlier rehearsal's root step), given back: "
-                     "%s" % (len(left), RUNNER_HOME, " ".join(left[:3])))
         chown_tree(RUNNER_HOME, self.uid, self.gid)
         self.mirror = mirror
         dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
