@@ -584,6 +584,63 @@ def test_a_middlebox_refusing_psk_hellos_costs_one_failed_offer(layer, tmp_path,
     assert server.tls_resumed == [False] * 24
 
 
+def calls_at_once(ddb, threads):
+    """``threads`` calls of ``ddb`` started together, one per thread; their outcomes."""
+    import threading
+
+    barrier = threading.Barrier(threads)
+    outcomes = []
+
+    def call():
+        barrier.wait(10)
+        outcomes.extend(outcomes_of(ddb, 1))
+
+    workers = [threading.Thread(target=call) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    return outcomes
+
+
+def test_threads_connecting_at_once_behind_a_psk_dropping_middlebox_offer_once(layer, tmp_path):
+    """8 threads of one client connecting at once, a session cached and never yet resumed, behind
+    a middlebox dropping PSK hellos: one of them offers (and waits its connect timeout), the others
+    connect as stock; 17 calls send one PSK hello in all (main at 6bd5fa1: 8 at once, each a
+    connect timeout -- 60 s at botocore's default)."""
+    server, bundle = tls_server(tmp_path, "a")
+    config = Config(connect_timeout=0.5, max_pool_connections=8,
+                    retries={"max_attempts": 3, "mode": "standard"})
+    hellos = []
+    with server:
+        for on in (False, True):
+            if on:
+                layer()
+            with PskMiddlebox(server.server_address, "drop") as middlebox:
+                ddb = client("https://localhost:%d" % middlebox.address[1], bundle, config)
+                outcomes = outcomes_of(ddb, 1) + calls_at_once(ddb, 8) + calls_at_once(ddb, 8)
+                assert outcomes == ["ok"] * 17
+                hellos.append(list(middlebox.hellos))
+    assert hellos[0] == [False] * 17
+    assert hellos[1].count(True) == 1 and hellos[1].count(False) == 17, hellos[1]
+
+
+def test_threads_connecting_at_once_all_resume_once_the_key_resumed(layer, tmp_path):
+    """Once an offer for a key has resumed, 8 threads connecting at once all offer and all resume
+    (only a key never resumed yet is probed by one connection at a time); before that, the probe
+    resumes and those that connected while it was in flight did stock's full handshake."""
+    layer()
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        ddb = client(server.url, bundle, Config(max_pool_connections=8, retries={"max_attempts": 1}))
+        assert outcomes_of(ddb, 1) + calls_at_once(ddb, 8) == ["ok"] * 9
+        assert server.tls_resumed[1:].count(True) >= 1  # the probe (and any after it ended)
+        assert outcomes_of(ddb, 1) == ["ok"]  # the probe pattern again: one offer, it resumes
+        assert server.tls_resumed[-1] is True
+        assert calls_at_once(ddb, 8) == ["ok"] * 8
+        assert server.tls_resumed[-8:] == [True] * 8
+
+
 def test_dropped_clients_contexts_go_by_reference_counting(tmp_path):
     """60 clients made, each one verified TLS 1.3 call, then dropped, the cyclic GC disabled: as
     many contexts alive as stock's (none), and RSS growth within 4 MB of stock's (the layer on
