@@ -47,7 +47,7 @@ help:
 	@echo "  python   interpreters (CPython $(NEEDED_MINORS): found or installed, one line each)"
 	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat test-twin"
 	@echo "  lab      demo demo-lmi demo-durable demo-longcall soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
-	@echo "  bench    bench bench-aio bench-connect bench-tls-resume bench-reuse bench-children bench-throughput coldstart coldstart-parts coldstart-unknown bench-client soak-memory"
+	@echo "  bench    bench bench-aio bench-connect bench-tls-resume bench-reuse bench-children bench-throughput coldstart coldstart-parts coldstart-unknown bench-client soak-memory bench-patches"
 	@echo "  docs     render the measured tables in README and docs/ from the benchmarks' JSON (docs/numbers.md)"
 	@echo "  sdk-defaults  the table of defaults the full layer's SDK changes against the runtimes' (docs/build.md)"
 	@echo "  release  regions bench-publish actionlint rehearse-release smoke-release lock-serverless"

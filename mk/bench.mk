@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-tls-resume, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts, bench-client, soak-memory; docs renders their JSON into README and docs/)
+# coldstart-parts, bench-client, soak-memory, bench-patches; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -105,3 +105,13 @@ docs:
 .PHONY: soak-memory
 soak-memory: $(VENV)/test-3.12/bin/python $(VENV)/aio/3.12/aioboto3-15.5.0/.done
 	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/soak_memory.py --json $(BUILD_DIR)/soak_memory.json
+
+# make bench-patches: what each declared SDK patch of the full layer (layer/patches/) saves: process CPU
+# of import boto3 + the first client in the handler module, imported by awslambdaric through the
+# stand-in runtime (its real call depth) and at top level, every patch alone and all together, stock
+# beside them, interleaved rounds (bench/sdk_patches.py; build/sdk-patches.json; docs/sdk-patches.md).
+PATCH_ROUNDS ?= 30
+.PHONY: bench-patches
+bench-patches: $(VENV)/lambda-3.12/.lab-lock-sha256 | $(UV)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/sdk_patches.py --python $(VENV)/lambda-3.12/bin/python --uv $(UV) \
+	  --rounds $(PATCH_ROUNDS) --json $(BUILD_DIR)/sdk-patches.json

@@ -1,7 +1,9 @@
 """tools/packaging/build_layer.py through `make layer`: contents, bytecode, reproducibility, size, trimming,
 the hook flavor."""
 
+import csv
 import hashlib
+import io
 import importlib.metadata
 import importlib.util
 import json
@@ -18,6 +20,7 @@ from conftest import REPO, STANDIN, env, extract, interpreters, make_layer
 from tools.packaging import build_layer
 from tools.packaging import build_wheel
 from tools.packaging import layer_info
+from tools.packaging import patches
 
 sys.path.insert(0, REPO)
 from lab.standin import runtime_prefix  # noqa: E402  (the stand-in runtime, for the hook flavor)
@@ -148,6 +151,39 @@ def test_every_record_line_names_a_file_in_the_zip(layer):
             for line in archive.read(record).decode().splitlines():
                 listed = os.path.normpath(os.path.join("python", line.split(",")[0])).replace(os.sep, "/")
                 assert listed in inside, (record, line)
+
+
+def test_every_record_hash_and_size_is_the_shipped_files(layer):
+    """Each RECORD line with a hash gives the sha256 and size of the zip's own bytes for that file,
+    the files the declared patches changed included (their lines were rewritten at build time)."""
+    checked = 0
+    with zipfile.ZipFile(layer[0]) as archive:
+        inside = set(archive.namelist())
+        for record in sorted(name for name in inside if name.endswith(".dist-info/RECORD")):
+            for row in csv.reader(io.StringIO(archive.read(record).decode())):
+                listed = os.path.normpath(os.path.join("python", row[0])).replace(os.sep, "/")
+                if not row[1] or listed not in inside:
+                    continue  # RECORD itself; a trimmed build's removed models (not this zip)
+                data = archive.read(listed)
+                assert row[1:] == [patches.record_hash(data), str(len(data))], (record, row)
+                checked += 1
+    assert checked > 2000
+
+
+def test_full_layer_ships_the_declared_patches(layer):
+    """`make layer` lists every patch of layer/patches/ as applied, and each patched file in the zip
+    holds the patch's added lines (the zip's sources are upstream's plus the patches, nothing else:
+    the RECORD test above pins the rest of the bytes against the wheels' own RECORD lines)."""
+    declared = patches.load()
+    assert len(declared) >= 4
+    assert layer[1]["patches"] == ", ".join("%s/%s" % (p["distribution"], p["name"]) for p in declared)
+    with zipfile.ZipFile(layer[0]) as archive:
+        for patch in declared:
+            for relative, hunks in patches.file_diffs(patch["text"]):
+                shipped = archive.read("python/" + relative).decode()
+                for _, _, body in hunks:
+                    added = "".join(line[1:] for line in body if line[:1] in (" ", "+"))
+                    assert added in shipped, (patch["name"], relative)
 
 
 def test_caches_scripts_and_tests_removed_but_metadata_kept(layer, opt):

@@ -8,7 +8,9 @@ Steps, each a function below:
 
 1. (full flavor) install ``layer/requirements.txt`` into ``<work>/python`` with uv:
    ``--require-hashes``, wheels only, no dependency resolution (the lock already lists every
-   dependency);
+   dependency); then apply the declared patches of layer/patches/ (tools/packaging/patches.py:
+   lazy imports in the SDK's own modules, each a unified diff with its reason) and rewrite the
+   RECORD lines of the files they change;
 2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``usercustomize.py``) next to them;
 3. prune what a function never needs (installer caches and uv's ``.lock``, console scripts, test
    folders) and, for a
@@ -63,7 +65,7 @@ import sys
 import zipfile
 
 from bench.rows import write_rows  # (the sizes are rows docs/ render)
-from tools.packaging import build_wheel, ca_dir, prepare_data, repro_zip
+from tools.packaging import build_wheel, ca_dir, patches, prepare_data, repro_zip
 
 # A library (tools/release/release.py is the entry point, with the repository root on sys.path);
 # the checkout it builds from.
@@ -212,6 +214,22 @@ def layer_only_files(target):
     return sorted(files)
 
 
+def apply_patches(target):
+    """Apply layer/patches/ to the installed SDK (tools/packaging/patches.py); returns
+    ["<distribution>/<patch file>", ...].  A patch that does not fit the pinned files stops the build."""
+    try:
+        return ["%s/%s" % (patch["distribution"], patch["name"]) for patch in patches.apply_all(target)]
+    except patches.PatchError as error:
+        raise SystemExit("build_layer: a declared patch does not apply (layer/patches/): %s" % error) from error
+
+
+def applied_patches(result):
+    """The patches (tools/packaging/patches.load entries) a ``build`` result says it applied, in order
+    (the SBOM declares them)."""
+    by_id = {"%s/%s" % (patch["distribution"], patch["name"]): patch for patch in patches.load()}
+    return [by_id[patch_id] for patch_id in result["patches"]]
+
+
 def copy_hook(hook_dir, target):
     """Copy the hook's package, .pth and usercustomize.py (without any bytecode caches)."""
     for entry in HOOK_ENTRIES:
@@ -347,12 +365,7 @@ def prune_records(target):
     service models a trimmed build (``SERVICES=``) removed: their lines stay (the wheel's own hashes,
     the same on every machine), so that the zip says what it lacks and ``layer_info`` recognises it
     as trimmed by comparing RECORD with the models still there."""
-    for name in sorted(os.listdir(target)):
-        record = os.path.join(target, name, "RECORD")
-        if not (name.endswith(".dist-info") and os.path.isfile(record)):
-            continue
-        with open(record, encoding="utf-8", newline="") as handle:
-            lines = handle.read().splitlines(keepends=True)
+    for record, lines in patches.records(target):
         kept = []
         for line in lines:
             path = next(csv.reader([line]), [""])[0]
@@ -510,8 +523,10 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     target = os.path.join(work, "python")
     os.makedirs(target)
     python = pythons[0] if pythons else sys.executable
+    applied = []
     if flavor == "full":
         install_dependencies(uv, requirements, target, python)
+        applied = apply_patches(target)
     copy_hook(hook_dir, target)
     prune(target)
     if services:
@@ -541,6 +556,7 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
         "ca_bundles": sorted(ca_sources),
         "ca_sources": ca_sources,
         "prepared": prepared_releases(target),
+        "patches": applied,
     }
 
 
@@ -555,6 +571,7 @@ def report(result, rows_path):
     print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
     print("ca_dirs:  %s" % (", ".join(name[:12] for name in result["ca_bundles"]) or "none"))
     print("prepared: botocore %s" % (", ".join(result["prepared"]) or "none"))
+    print("patches:  %s" % (", ".join(result["patches"]) or "none"))
     if result["flavor"] == "hook":
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:

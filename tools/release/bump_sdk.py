@@ -20,9 +20,13 @@ reach it within a day, with no hand edit. One command does what a bump needs, in
    the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes); then the **size
    budget**: a zip over tools/packaging/build_layer.py's SIZE_BUDGET refuses the bump at once, with
    the message that says what to do (the suites would fail test_size_budget anyway, an hour later);
-5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat``:
-   the last runs botocore's own unit tests from the pinned sdist with the layer on; ``--suites test``,
-   what the scheduled workflow's tag mode passes: the release's own suite, since it tags a release). A failing suite
+5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat
+   test-upstream``: test-compat runs botocore's own unit tests from the pinned sdist with the layer
+   on; test-upstream runs botocore's, s3transfer's and boto3's own suites on the full layer's tree,
+   where the declared patches of layer/patches/ are applied: a patch that no longer fits the new pin
+   already stops the rebuild, one that fits but breaks it fails here); ``--suites "test
+   test-upstream"``, what the scheduled workflow's tag mode passes: the release's own suite, since it
+   tags a release, and the SDK's suites on the patched tree. A failing suite
    restores every file the bump wrote and names the failing tests; exit 1.
 6. **say what changed**: the two botocore data folders compared (services added and removed,
    service models changed, defaults-mode values, Lambda's regions) and the botocore modules the hook
@@ -60,11 +64,11 @@ SDK = ("boto3", "botocore", "s3transfer")
 COMPILE = ("pip", "compile", "-q", "--universal", "--python-version", "3.10", "--generate-hashes")
 # Locks that take layer/requirements.txt as a constraint (mk/lock.mk): re-locked after the pin moves.
 FOLLOWING_LOCK_TARGETS = ("lock-compat", "lock-demo", "lock-durable")
-FOLLOWING_FILES = ("tests/compat/requirements.txt", "tests/compat/botocore-sdist.txt",
+FOLLOWING_FILES = ("tests/compat/requirements.txt", "tests/compat/botocore-sdist.txt", "tests/upstream/sdists.txt",
                    "lab/demo-requirements.txt", "lab/experiments/durable/function-requirements.txt",
                    "lab/experiments/durable/runner-requirements.txt", "template.yaml")
 # The suites that judge an SDK change (mk/test.mk).
-SUITES = ("test-build", "test-hook-3.12", "test-compat")
+SUITES = ("test-build", "test-hook-3.12", "test-compat", "test-upstream")
 # botocore modules whose code the hook patches or reads (layer/aws_keepalive/patch.py): a change
 # in one of them is what a reviewer of a bump must read first.
 HOOK_MODULES = ("args.py", "httpsession.py", "endpoint.py", "configprovider.py")

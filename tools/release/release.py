@@ -163,7 +163,8 @@ def build_release(uv, out_dir, interpreters):
         result = build_zip(uv, flavor, out, os.path.join(work, flavor), interpreters)
         bom = sbom.document(out, result["sha256"], flavor, version, wheel_sha256, locked, interpreters,
                             layer_info.description_from_zip(out), epoch=source_date_epoch(),
-                            ca_sources=result["ca_sources"])
+                            ca_sources=result["ca_sources"],
+                            patches=build_layer.applied_patches(result))
         problems = contents.unaccounted(out, bom)
         if problems:
             raise SystemExit("release: %s carries %d file(s) that neither its RECORDs nor its SBOM account for "

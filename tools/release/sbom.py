@@ -13,6 +13,11 @@ One document per zip (``tools/release/release.py`` writes ``<zip>.cdx.json`` bes
   whose tag is the one in the zip's ``WHEEL`` is taken; exactly one must match.  Licenses and the
   supplier come from each distribution's METADATA in the zip (License-Expression, else License,
   else the license classifiers; Author, else Maintainer);
+- ``pedigree`` of a component the layer patched (the full flavor's boto3, botocore, urllib3: the
+  declared lazy-import patches of layer/patches/, tools/packaging/patches.py): the unmodified wheel is
+  its ancestor (with the wheel's sha256, which no longer describes the files inside, so the patched
+  component itself carries none), and each patch is listed as CycloneDX ``unofficial`` with its whole
+  diff as text and, as the enhancement it resolves, its subject and why;
 - ``dependencies``: the graph: the layer depends on every component, and each component on those
   its METADATA requires (Requires-Dist without an extra), each one of the zip's components;
 - the data the build generated inside the hook package, as ``data`` components (so that a reader
@@ -43,6 +48,7 @@ import uuid
 import zipfile
 
 from tools.packaging import layer_info
+from tools.packaging import patches as sdk_patches
 
 SPEC_VERSION = "1.5"
 # The namespace of the uuid5 serial numbers (any fixed uuid: the serial is uuid5(namespace, sha256)).
@@ -199,6 +205,28 @@ def pypi_component(name, version, digest, metadata=None):
     return component
 
 
+def patched(component, patches):
+    """``component`` (a pypi_component) as the layer ships it with ``patches`` (from
+    tools/packaging/patches.load) applied: the wheel becomes its ancestor, each patch a pedigree patch."""
+    ancestor = {key: component[key] for key in ("type", "name", "version", "purl", "hashes")}
+    ancestor["description"] = "the unmodified wheel from the package index"
+    patched_component = {key: value for key, value in component.items() if key != "hashes"}
+    patched_component["description"] = (
+        "%s %s from its wheel, with %d patch%s of this layer applied (pedigree.patches; layer/patches/%s/)"
+        % (component["name"], component["version"], len(patches), "" if len(patches) == 1 else "es",
+           component["name"]))
+    patched_component["pedigree"] = {
+        "ancestors": [ancestor],
+        "patches": [{
+            "type": "unofficial",
+            "diff": {"text": {"contentType": "text/x-diff", "content": patch["text"]}},
+            "resolves": [{"type": "enhancement", "id": "%s/%s" % (patch["distribution"], patch["name"]),
+                          "name": patch["subject"], "description": patch["why"]}],
+        } for patch in patches],
+    }
+    return patched_component
+
+
 # The folders of the data the build generates inside the hook package (tools/packaging/build_layer.py).
 CA_PREFIX = "python/aws_keepalive/ca/"
 PREPARED_PREFIX = "python/aws_keepalive/prepared-data/"
@@ -291,7 +319,7 @@ def interpreter_component(interpreter):
 
 
 def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, interpreters, description,
-             wheels=None, epoch=None, ca_sources=None):
+             wheels=None, epoch=None, ca_sources=None, patches=None):
     """The SBOM of one zip as a dict.
 
     ``locked``: locked_packages() of the layer's lock (ignored for the hook flavor, which has none of
@@ -300,7 +328,9 @@ def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, i
     ``wheels``: {normalized name: sha256 of the wheel inside} (``wheel_digests``; asked of the
     index when not given).  ``epoch``: the timestamp (default SOURCE_DATE_EPOCH; none when unset).
     ``ca_sources``: {CA bundle sha256: [botocore versions]} from the build (``data_components``);
-    without it, the CA directories' components name no source release."""
+    without it, the CA directories' components name no source release.
+    ``patches``: the declared patches the full flavor's build applied (default: all of layer/patches/,
+    tools/packaging/patches.load; each names its distribution, one of the locked packages)."""
     inside = metadata_in_zip(zip_path)
     expected = {normalize(WHEEL_DISTRIBUTION): hook_version}
     if flavor == "full":
@@ -316,8 +346,18 @@ def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, i
     if flavor == "full":
         if wheels is None:
             wheels = wheel_digests(zip_path, locked)
-        components += [pypi_component(name, version, wheels[normalize(name)], inside[normalize(name)])
-                       for name, version, _ in locked]
+        patches = sdk_patches.load() if patches is None else patches
+        by_distribution = {}
+        for patch in patches:
+            by_distribution.setdefault(normalize(patch["distribution"]), []).append(patch)
+        unknown = sorted(set(by_distribution) - {normalize(name) for name, _, _ in locked})
+        if unknown:
+            raise ValueError("sbom: patches for %s, which the lock does not pin" % ", ".join(unknown))
+        for name, version, _ in locked:
+            component = pypi_component(name, version, wheels[normalize(name)], inside[normalize(name)])
+            if normalize(name) in by_distribution:
+                component = patched(component, by_distribution[normalize(name)])
+            components.append(component)
     layer_ref = "layer:%s@%s" % (layer_name, hook_version)
     refs = {normalize(component["name"]): component["bom-ref"] for component in components}
     if ca_sources is None:
