@@ -40,3 +40,13 @@ NOT_AXES = {
     "AWS_PYTHON_KEEPALIVE_METRICS": "output only (EMF records on stdout)",
     "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE": "output only (the EMF records' namespace)",
 }
+
+# The full layer's patches to its own SDK (layer/patches/<distribution>/, issue 36): not a switch but
+# an optimization of a stock path all the same.  The full flavor's stock twin runs the pinned wheels as
+# published, its layer twin the patched tree (sites.py), so every full-flavor case compares them.
+# Each patched distribution names the axes that exercise its patched modules.
+SDK_PATCHES = {
+    "boto3": ("sslcontext", "verify", "loader", "proxies", "client_certs", "middleboxes", "gc", "processes"),
+    "botocore": ("sslcontext", "verify", "loader", "proxies", "client_certs", "middleboxes", "gc", "processes"),
+    "urllib3": ("sslcontext", "verify", "proxies", "client_certs", "middleboxes"),
+}

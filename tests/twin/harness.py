@@ -119,7 +119,7 @@ class Run:
         env = dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=SWITCH[side], AWS_PYTHON_KEEPALIVE_DEBUG="1")
         env.update({key: value.format(**params) if isinstance(value, str) else value
                     for key, value in case.env.items()})
-        command = [sites.python, os.path.join(sites.runtime, "twin_bootstrap.py"), sites.opt[case.flavor],
+        command = [sites.python, os.path.join(sites.runtime, "twin_bootstrap.py"), sites.opt[case.flavor, side],
                    sites.task[case.task], case.scenario, json.dumps(params)]
         self.started = time.monotonic()
         self.process = subprocess.Popen(command, env=env, cwd=self.dir, stdout=subprocess.PIPE,
