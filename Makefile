@@ -4,7 +4,7 @@
 #   mk/python.mk   interpreters, the uv bootstrap, venvs, the botocore / aiobotocore matrix folders
 #   mk/layer.mk    the layer (full and hook flavor), SAM build/deploy, the wheel
 #   mk/release.mk  the release files, publishing the layers and the wheel, the region list
-#   mk/lab.mk      the lab: demo, demo-lmi, soak, measure-*, the Lambda stand-in runtimes
+#   mk/lab.mk      the lab: demo, demo-lmi, demo-longcall, soak, measure-*, the Lambda stand-in runtimes
 #   mk/bench.mk    benchmarks: bench-*, coldstart*
 #   mk/test.mk     the test suites (make test: all of them, what CI runs)
 #   mk/lock.mk     regenerating the hash-pinned requirements files
@@ -46,7 +46,7 @@ help:
 	@echo "Work on it (what each does and its knobs: the comment above its rule in mk/<area>.mk):"
 	@echo "  python   interpreters (CPython $(NEEDED_MINORS): found or installed, one line each)"
 	@echo "  test     test-hook test-hook-<minor> test-build test-lab test-compat"
-	@echo "  lab      demo demo-lmi demo-durable soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
+	@echo "  lab      demo demo-lmi demo-durable demo-longcall soak measure-keepalive measure-learn measure-async lab-deps lab-runtimes"
 	@echo "  bench    bench bench-aio bench-connect bench-tls-resume bench-reuse bench-children bench-throughput coldstart coldstart-parts coldstart-unknown bench-client soak-memory"
 	@echo "  docs     render the measured tables in README and docs/ from the benchmarks' JSON (docs/numbers.md)"
 	@echo "  sdk-defaults  the table of defaults the full layer's SDK changes against the runtimes' (docs/build.md)"

@@ -200,8 +200,12 @@ class InvokeEndpoint:
         self._serving = ServerThread(self._server, "invoke-endpoint")
 
     @property
+    def address(self) -> tuple:
+        return self._server.server_address[:2]
+
+    @property
     def url(self) -> str:
-        return "http://%s:%d" % self._server.server_address[:2]
+        return "http://%s:%d" % self.address
 
     def register(self, name: str, fn: Callable[[bytes], tuple]) -> None:
         self._server.functions[name] = fn

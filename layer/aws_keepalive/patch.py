@@ -242,6 +242,11 @@ def _make_get_conn(settings, original):
             _before_use(self, conn, opened_before, settings.max_idle_s)
         except Exception as error:
             diagnostics.report_once("get_conn", "connection check failed: %r" % (error,))
+        if resume.enabled and conn is not None:
+            try:
+                resume.attach(self, conn)  # the pool owns the TLS session cache (resume.Cache)
+            except Exception as error:
+                resume.report(error)
         return conn
 
     return _get_conn

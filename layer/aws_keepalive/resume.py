@@ -13,21 +13,29 @@ Where.  botocore makes one SSLContext per client (``URLLib3Session._get_ssl_cont
 urllib3 (1.26 and 2.x) opens every TLS connection with ``context.wrap_socket(sock,
 server_hostname=...)``, with no session argument.  So:
 
-* the cache lives on the client's own context (an attribute: ssl.SSLContext has a __dict__): a
-  session never crosses contexts, hence never clients (CPython would refuse it anyway);
-* the context gets, once, instance attributes ``wrap_socket`` and ``wrap_bio`` that add
-  ``session=`` when -- and only when -- the connection now connecting in this thread or asyncio
-  task set an offer for exactly this context and server name (a context variable, set and cleared
-  around ``connect()`` by patch.py's connection wrapper, or around the aiohttp connector's
-  ``_create_connection`` by aio.py).  Any other caller of the context gets stock's call;
+* only a context stock would use through the standard library's own methods takes part
+  (``resumable``): its class is ``ssl.SSLContext`` itself, that class's ``wrap_socket`` and
+  ``wrap_bio`` are the ssl module's, and no other code set either on the instance.  Any other
+  context (a pinning subclass, truststore's, an instance a tracer patched) is used exactly as
+  stock uses it, and nothing is offered or kept for it;
+* such a context gets, once, instance attributes ``wrap_socket`` and ``wrap_bio`` that call the
+  class's method, adding ``session=`` when -- and only when -- the connection now connecting in
+  this thread or asyncio task set an offer for exactly this context and server name (a context
+  variable, set and cleared around ``connect()`` by patch.py's connection wrapper, or around the
+  aiohttp connector's ``_create_connection`` by aio.py).  Any other caller gets stock's call;
+* the sessions live in a ``Cache`` owned by the connection pool (botocore: patch.py hands each
+  connection its pool's cache) or the aiohttp connector, never on the context: an SSLSession
+  holds its context, so a cache on the context is a reference cycle that kept every dropped
+  client's context, and its CA bundle, alive until the cyclic GC ran.  A session is only offered
+  through the context that made it (CPython would refuse it anyway), so never to another client;
 * a session is taken from a connection when it first goes back to its pool (``sock.session``):
   a TLS 1.3 server sends its tickets after the handshake, and the client reads them with the
   first response, so right after ``connect()`` there is nothing to resume yet.  Only from a full
   handshake made while nothing live is cached for its key (see _connected: reading a session
-  costs about what resuming saves).
+  costs about what resuming saves); the one ticket is then reused (docs/trust.md, issue 34).
 
 Key: (host, port, SNI, ca_certs, ca_cert_dir, ca_cert_data, the client certificate's files and what
-they hold now), per context --
+they hold now), per pool --
 and only for a connection that verifies as stock would: the pool asks for CERT_REQUIRED, no
 fingerprint pinning, no ``assert_hostname`` override, and urllib3 said ``is_verified`` after the
 handshake (its hostname check included).  ``verify=False`` (CERT_NONE) connections neither offer
@@ -51,15 +59,16 @@ and ``check_hostname``, so OpenSSL checked chain and name in the full handshake)
 connector's (host, port, server name).  The session is taken when the connector takes the
 connection back (aio.py's ``_release``).
 
-Bounded and safe.  At most ``MAX_PER_CONTEXT`` sessions per context (a client talks to a few
-hosts); the oldest is dropped first.  No lock: each step is one dict operation, atomic under the
+Bounded and safe.  At most ``MAX_PER_CACHE`` sessions per pool or connector; the oldest is
+dropped first.  No lock: each step is one dict operation, atomic under the
 GIL, so nothing can be held across fork.  A session past its lifetime (``time + timeout``) is
 dropped, not offered, and so is one past the verified chain's earliest notAfter (a resumed
 handshake verifies no certificate; stock's full one would fail then).  A ticket the server
 rejects: OpenSSL completes the full handshake in the same connection, at ~1.2x its client CPU,
 so refusals in a row back off (_note_refusal): a server that refuses every ticket costs stock's
-handshakes plus one refused offer per 64 connections.  A handshake that fails while a session
-was offered drops that key's session, so the retry botocore makes offers none.
+handshakes plus one refused offer per 64 connections.  A handshake that fails after the session
+went into its ClientHello (a middlebox dropping or resetting PSK hellos) ends offering for that
+key for the cache's lifetime: one failed offer, once (_connected).
 
 Children and restores.  Every entry carries the generation it was made in: SnapStart's restore
 (idle.restore_generation, bumped by snapstart.after_restore) and fork (``os.register_at_fork``)
@@ -70,6 +79,7 @@ A spawned or forkserver child is a new interpreter with new contexts: it starts 
 Switch: ``AWS_PYTHON_KEEPALIVE_TLS_RESUME`` (settings.py).
 """
 
+import _ssl
 import contextvars
 import os
 import ssl
@@ -78,26 +88,54 @@ import weakref
 
 from aws_keepalive import diagnostics, idle
 
-# Sessions per SSLContext (per client): a client talks to one or a few endpoints.
-MAX_PER_CONTEXT = 16
-# On a context: {key: (generation, session, when its verified chain's earliest certificate expires)}.
-SESSIONS = "_aws_keepalive_tls_sessions"
-# On a context: {key: (refusals in a row, connections still to open without an offer)}: the back-off
-# after the server refused an offered session (_connected).
-REFUSED = "_aws_keepalive_tls_refused"
+# Sessions per cache (per connection pool, per aiohttp connector): a client talks to a few hosts.
+MAX_PER_CACHE = 16
+# On a connection pool (botocore) or an aiohttp connector: its Cache.  Never on the SSLContext: an
+# SSLSession holds its context, so a cache on the context is a reference cycle that keeps a dropped
+# client's context (and its loaded CA bundle) alive until the cyclic garbage collector runs.
+CACHE = "_aws_keepalive_tls_cache"
+# On a connection: (cache, key) its verified full handshake gives a session to, until its first
+# release.
+PENDING_KEY = "_aws_keepalive_tls_key"
 # At most 2**MAX_BACKOFF_SHIFT - 1 connections open without an offer after refusals in a row.
 MAX_BACKOFF_SHIFT = 6
-# On a connection: the key its verified full handshake gives a session to, until its first release.
-PENDING_KEY = "_aws_keepalive_tls_key"
+# A back-off's second field when a handshake that carried an offer failed: no offer again for the
+# key, for the cache's lifetime (_connected).
+NEVER = -1
 # trust.CLIENT_CERT (not imported: trust.py is imported only when AWS_PYTHON_KEEPALIVE_TRUST_ONCE is
 # on; tests/hook/test_resume.py pins that both name the same attribute).
 CLIENT_CERT = "_aws_keepalive_client_cert"
 
 enabled = False  # set by patch.apply when AWS_PYTHON_KEEPALIVE_TLS_RESUME is on
 _forks = 0
-# (context, server_hostname, session) while a connection that offers a session connects: a
-# context variable, so each thread and each asyncio task sees only its own offer.
+# [context, server_hostname, session, handed] while a connection that offers a session connects:
+# a context variable, so each thread and each asyncio task sees only its own offer.  ``handed``
+# turns True when the session went into wrap_socket / wrap_bio, i.e. into a ClientHello (a list,
+# shared with the copy of the context asyncio 3.10 runs ``connection_made`` in).
 _offer = contextvars.ContextVar("aws_keepalive_tls_offer", default=None)
+
+
+def _standard_library_context():
+    """The standard library's own SSLContext class and its own wrap_socket and wrap_bio, or
+    (None, None, None).
+
+    Found even when other code has replaced ``ssl.SSLContext`` (truststore's ``inject_into_ssl``
+    does; the layer may be imported while it is injected): the class the ssl module defines
+    directly on ``_ssl._SSLContext``, and functions whose globals are the ssl module's (a wrapper
+    defined anywhere else has its own module's globals, functools.wraps or not).  If the class's
+    methods were already replaced, nothing is the standard library's: nothing resumes."""
+    names = ("wrap_socket", "wrap_bio")
+    for cls in _ssl._SSLContext.__subclasses__():
+        if cls.__module__ == "ssl" and cls.__name__ == "SSLContext":
+            methods = [vars(cls).get(name) for name in names]
+            if all(getattr(method, "__globals__", None) is vars(ssl) and method.__name__ == name
+                   for method, name in zip(methods, names)):
+                return cls, methods[0], methods[1]
+    return None, None, None
+
+
+STDLIB_CONTEXT, STDLIB_WRAP_SOCKET, STDLIB_WRAP_BIO = _standard_library_context()
+_STDLIB_METHODS = {"wrap_socket": STDLIB_WRAP_SOCKET, "wrap_bio": STDLIB_WRAP_BIO}
 
 
 def _forked():
@@ -111,6 +149,37 @@ os.register_at_fork(after_in_child=_forked)
 def generation():
     """The cache generation now: a SnapStart restore or a fork starts a new one."""
     return (idle.restore_generation, _forks)
+
+
+class Cache:
+    """One connection pool's (botocore) or connector's (aiohttp) sessions and back-offs.
+
+    Owned by the pool or connector, which the client owns and the context does not reach, so the
+    SSLSessions (each holding its context) form no cycle: a dropped client's context is freed by
+    reference counting, as stock's is."""
+
+    __slots__ = ("sessions", "backoffs")
+
+    def __init__(self):
+        # {key: (generation, session, when its verified chain's earliest certificate expires, context)}
+        self.sessions = {}
+        # {key: (refusals in a row, connections still to open without an offer, or NEVER)}
+        self.backoffs = {}
+
+
+def cache_of(owner):
+    """``owner``'s Cache (made on first use)."""
+    cache = getattr(owner, CACHE, None)
+    if cache is None:
+        cache = Cache()
+        setattr(owner, CACHE, cache)
+    return cache
+
+
+def attach(pool, conn):
+    """patch.py, when botocore's pool hands out a connection: the connection gets its pool's cache
+    (a connection does not know its pool; the pool, not the context, owns the cache)."""
+    setattr(conn, CACHE, cache_of(pool))
 
 
 def key_of(conn):
@@ -142,9 +211,21 @@ def key_of(conn):
         # cert_file per connection; trust.py records what it loaded into the context once
         # (trust.CLIENT_CERT: cert file, key file, their identities then).
         cert_file, key_file, _identity(cert_file), _identity(key_file),
-        getattr(context, CLIENT_CERT, None),
+        # trust.py's pair (loaded once into the context, the connections get no cert_file), and
+        # what its files hold *now*: a connection trust.py made loads no file at its reconnect, so
+        # without this a half-rotated pair (a new certificate, the key not yet: stock fails every
+        # call) resumed the old identity's session and succeeded (issue 34).
+        _loaded_now(getattr(context, CLIENT_CERT, None)),
         server_hostname,  # last: the offer matches wrap_socket's server_hostname against it
     )
+
+
+def _loaded_now(loaded):
+    """trust.CLIENT_CERT's record (cert file, key file, identities when loaded) and the files'
+    identities now, or None (no client certificate loaded once)."""
+    if not loaded:
+        return None
+    return (loaded, _identity(loaded[0]), _identity(loaded[1]))
 
 
 def _identity(path):
@@ -160,10 +241,13 @@ def _identity(path):
 
 def before_connect(conn):
     """Offer a cached session for this connection's handshake; returns what after_connect needs."""
+    cache = getattr(conn, CACHE, None)
+    if cache is None:
+        return None
     key = key_of(conn)
     if key is None:
         return None
-    return _offer_for(conn.ssl_context, key)
+    return _offer_for(cache, conn.ssl_context, key)
 
 
 def _clears_offer(function):
@@ -198,94 +282,105 @@ def _connected(owner, ssl_object, token, failed):
     first release."""
     if token is None:
         return None
-    context, key, session = token
+    cache, key, offer = token
+    offered = offer is not None and offer[3]
     if failed:
-        if session is not None:
-            sessions = getattr(context, SESSIONS, None)
-            if sessions is not None:
-                sessions.pop(key, None)
+        if offered:
+            # The handshake that carried the session failed (timeout, reset, alert).  Some
+            # middleboxes (DPI firewalls, old TLS proxies) drop or reset every ClientHello with a
+            # pre_shared_key extension; each such offer costs a connect timeout (2 s to botocore's
+            # 60 s), which no number of resumptions pays back (one saves ~0.5 ms of client CPU).
+            # So one failed offer ends offering for this key, for the cache's lifetime: the key
+            # costs stock's handshakes from then on, plus that one failure.  (Stricter than the
+            # refusal back-off below, which prices a refusal at ~0.5 ms, not seconds.)
+            cache.sessions.pop(key, None)
+            _set_backoff(cache, key, (cache.backoffs.get(key, (0, 0))[0] + 1, NEVER))
         return None
     if ssl_object is None:
         return None
-    resumed = session is not None and ssl_object.session_reused
-    sessions = getattr(context, SESSIONS, None)
-    if session is not None and not resumed and sessions is not None:
-        sessions.pop(key, None)  # refused: this connection's full handshake gives the next one
-    # Only a full handshake with nothing live cached for the key gives its session: reading
-    # ``SSLSocket.session`` costs ~0.45-0.7 ms of client CPU here (CPython copies the session
-    # through i2d/d2i, peer certificate included), which ate nearly all a resumption saves when
-    # every new connection paid it (loopback, CPython 3.12, OpenSSL 3.0.19, client CPU per
-    # connection: offer + keep 0.97x stock's full handshake, offer alone 0.78x).  A resumed
-    # connection's server verified no chain, so its ticket is also the wrong one to keep past the
-    # first: the cached session is offered again (TLS 1.3 tickets are reusable unless the server
-    # refuses a second use -- then the refusal back-off below applies) until its lifetime ends.
-    if not resumed and (sessions is None or key not in sessions):
-        setattr(owner, PENDING_KEY, key)
-    if session is None:
+    if not offered:
+        offer = None  # never reached a ClientHello (another wrap_socket ran): nothing was offered
+    resumed = offered and ssl_object.session_reused
+    if offer is not None and not resumed:
+        cache.sessions.pop(key, None)  # refused: this connection's full handshake gives the next one
+    # Only a full handshake with nothing live cached for the key gives its session (and none for a
+    # key that is never offered again): reading ``SSLSocket.session`` costs ~0.45-0.7 ms of client
+    # CPU here (CPython copies the session through i2d/d2i, peer certificate included), which ate
+    # nearly all a resumption saves when every new connection paid it (loopback, CPython 3.12,
+    # OpenSSL 3.0.19, client CPU per connection: offer + keep 0.97x stock's full handshake, offer
+    # alone 0.78x).  So the cached session is offered again, on each new connection, until its
+    # lifetime ends (one ticket reused: docs/trust.md weighs this against RFC 8446 C.4).
+    backoff = cache.backoffs.get(key)
+    if not resumed and key not in cache.sessions and (backoff is None or backoff[1] != NEVER):
+        setattr(owner, PENDING_KEY, (cache, key))
+    if offer is None:
         return "full"
-    _note_refusal(context, key, not resumed)
+    _note_refusal(cache, key, not resumed)
     return "resumed" if resumed else "not resumed"
 
 
-def _note_refusal(context, key, refused):
+def _note_refusal(cache, key, refused):
     """A refused offer is not free: OpenSSL 3's full handshake after a refused PSK costs the client
     ~1.2x the CPU of one that offered nothing (measured on loopback, CPython 3.12, OpenSSL 3.0:
     2.96 vs 2.47 ms median), so a server that refuses every ticket (a fleet that shares no ticket
     keys) would make each new connection dearer than stock's.  After n refusals in a row the next
     2**(n-1) - 1 connections (at most 63) offer nothing, as stock; one resumption ends the
     back-off.  (A single refusal -- a restarted server -- costs no skipped offer.)"""
-    backoffs = getattr(context, REFUSED, None)
-    if backoffs is None:
-        return
     if not refused:
-        backoffs.pop(key, None)
+        cache.backoffs.pop(key, None)
         return
-    streak = backoffs.pop(key, (0, 0))[0] + 1
-    while len(backoffs) >= MAX_PER_CONTEXT:
+    streak = cache.backoffs.get(key, (0, 0))[0] + 1
+    _set_backoff(cache, key, (streak, 2 ** min(streak - 1, MAX_BACKOFF_SHIFT) - 1))
+
+
+def _set_backoff(cache, key, backoff):
+    backoffs = cache.backoffs
+    backoffs.pop(key, None)
+    while len(backoffs) >= MAX_PER_CACHE:
         try:
             backoffs.pop(next(iter(backoffs)), None)
         except (StopIteration, RuntimeError):  # emptied or changed by another thread meanwhile
             break
-    backoffs[key] = (streak, 2 ** min(streak - 1, MAX_BACKOFF_SHIFT) - 1)
+    backoffs[key] = backoff
 
 
 def after_release(conn):
     """When a connection first goes back to its pool: keep its session (the TLS 1.3 tickets came
     with the first response).  Once per connection; cheap no-op for every later release."""
-    key = getattr(conn, PENDING_KEY, None)
-    if key is None:
+    pending = getattr(conn, PENDING_KEY, None)
+    if pending is None:
         return
     setattr(conn, PENDING_KEY, None)
     sock = getattr(conn, "sock", None)
     if isinstance(sock, ssl.SSLSocket):
-        _keep(sock, key)
+        _keep(pending[0], sock, pending[1])
 
 
-def _keep(ssl_object, key):
-    """Keep ``ssl_object``'s session (a verified full handshake's) under ``key`` in its context's
-    cache (bounded)."""
+def _keep(cache, ssl_object, key):
+    """Keep ``ssl_object``'s session (a verified full handshake's) under ``key`` in ``cache``
+    (bounded)."""
+    if ssl_object.version() != "TLSv1.3":
+        # TLS 1.3 tickets only, and the version is looked at first: reading ``.session`` copies
+        # the session out (~0.1-0.7 ms), which stock never does.  TLS 1.2 cannot resume here:
+        # urllib3's contexts ask for no TLS 1.2 tickets (OP_NO_TICKET, kept: a 1.2 ticket
+        # resumption has no forward secrecy), and session-ID resumption ends when a side closes
+        # without close_notify, as urllib3 does; offering such a session measurably costs CPU for
+        # nothing (bench/tls_resume.py).
+        return
     session = ssl_object.session
-    if session is None:
-        return
-    if ssl_object.version() != "TLSv1.3" or not session.has_ticket:
-        # TLS 1.3 tickets only.  TLS 1.2 cannot resume here: urllib3's contexts ask for no TLS 1.2
-        # tickets (OP_NO_TICKET, kept: a 1.2 ticket resumption has no forward secrecy), and
-        # session-ID resumption ends when a side closes without close_notify, as urllib3 does;
-        # offering such a session measurably costs CPU for nothing (bench/tls_resume.py).
-        return
-    sessions = getattr(ssl_object.context, SESSIONS, None)
-    if sessions is None:
+    if session is None or not session.has_ticket:
         return
     valid_until = _verified_until(ssl_object)
     if valid_until is None:
         return
+    sessions = cache.sessions
     sessions.pop(key, None)  # re-inserted last: the oldest entry is the first in the dict
-    while len(sessions) >= MAX_PER_CONTEXT:
+    while len(sessions) >= MAX_PER_CACHE:
         try:
             sessions.pop(next(iter(sessions)), None)
         except (StopIteration, RuntimeError):  # emptied or changed by another thread meanwhile
             break
-    sessions[key] = (generation(), session, valid_until)
+    sessions[key] = (generation(), session, valid_until, ssl_object.context)
 
 
 def _verified_until(ssl_object):
@@ -309,9 +404,47 @@ def _verified_until(ssl_object):
         if not all(hasattr(certificate, "get_info") for certificate in verified):
             return None
         times += [certificate.get_info().get("notAfter") for certificate in verified]
-    if not all(times):
+    seconds = [cert_time_seconds(stamp) for stamp in times]
+    if None in seconds:
         return None
-    return min(ssl.cert_time_to_seconds(stamp) for stamp in times)
+    return min(seconds)
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def cert_time_seconds(stamp):
+    """``ssl.cert_time_to_seconds(stamp)`` without ``time.strptime``, or None if ``stamp`` is not
+    in the one form OpenSSL writes (``ASN1_TIME_print`` with GMT: "Nov  8 09:30:00 2027 GMT").
+
+    The stdlib function parses with ``time.strptime``, whose first call imports ``_strptime`` (and
+    its locale machinery: ~1 ms at full CPU, several at Lambda's smallest shares) on the first
+    kept session of every process -- a cost stock never pays.  The form is fixed, so plain
+    arithmetic (proleptic Gregorian days since 1970, UTC, as calendar.timegm) gives the same
+    integer; anything else keeps no session rather than guess (tests/hook/test_resume.py compares
+    both on every month, day and leap-year boundary)."""
+    if not isinstance(stamp, str):
+        return None
+    parts = stamp.split()
+    if len(parts) != 5 or parts[4] != "GMT" or parts[0] not in _MONTHS:
+        return None
+    clock = parts[2].split(":")
+    numbers = [parts[1], parts[3]] + clock
+    if len(clock) != 3 or not all(number.isdigit() and number.isascii() for number in numbers):
+        return None
+    day, year, hour, minute, second = (int(number) for number in numbers)
+    month = _MONTHS.index(parts[0]) + 1
+    if not (1 <= day <= 31 and hour <= 23 and minute <= 59 and second <= 61):  # strptime's ranges
+        return None
+    # Days from 1970-01-01 to year-month-day (Howard Hinnant's days_from_civil; linear in the day,
+    # so "Feb 30" runs on into March, as timegm does with what strptime accepted).
+    shifted = year - (month <= 2)
+    era = shifted // 400
+    year_of_era = shifted - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    days = era * 146097 + day_of_era - 719468
+    return ((days * 24 + hour) * 60 + minute) * 60 + second
 
 
 # --- aiobotocore: aiohttp's connector ----------------------------------------------------------
@@ -337,7 +470,8 @@ def before_aio_connect(connector, key):
     if not isinstance(host, str):
         return None
     # aiohttp's server_hostname: (req.server_hostname or host).rstrip("."); aiobotocore sets none.
-    return _offer_for(context, ("aiohttp", host, getattr(key, "port", None), host.rstrip(".")))
+    key = ("aiohttp", host, getattr(key, "port", None), host.rstrip("."))
+    return _offer_for(cache_of(connector), context, key)
 
 
 @_clears_offer
@@ -350,79 +484,103 @@ def after_aio_connect(protocol, token, failed):
 
 def after_aio_release(protocol):
     """aio.py, when the connector takes a connection back: as after_release."""
-    key = getattr(protocol, PENDING_KEY, None)
-    if key is None:
+    pending = getattr(protocol, PENDING_KEY, None)
+    if pending is None:
         return
     setattr(protocol, PENDING_KEY, None)
     transport = getattr(protocol, "transport", None)
     ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
     if ssl_object is not None:
-        _keep(ssl_object, key)
+        _keep(pending[0], ssl_object, pending[1])
 
 
-def _offer_for(context, key):
-    """Install the context's hooks, set this thread's or task's offer if a live session is cached
-    for ``key``; the token after_*connect take."""
-    _install(context)
-    session = None
-    sessions = getattr(context, SESSIONS, None)
-    entry = sessions.get(key) if sessions else None
+def _offer_for(cache, context, key):
+    """Set this thread's or task's offer if a live session is cached for ``key``; the token
+    after_*connect take, or None when ``context`` is not one resume.py may touch (resumable)."""
+    if not resumable(context):
+        return None
+    offer = None
+    sessions = cache.sessions
+    entry = sessions.get(key)
     if entry is not None:
-        made_in, candidate, chain_until = entry
-        if made_in == generation() and time.time() < min(candidate.time + candidate.timeout, chain_until):
-            session = candidate
+        made_in, candidate, chain_until, made_by = entry
+        if (made_in == generation() and made_by is context
+                and time.time() < min(candidate.time + candidate.timeout, chain_until)):
+            offer = [context, key[-1], candidate, False]
         else:
             sessions.pop(key, None)
-    backoffs = getattr(context, REFUSED, None)
-    backoff = backoffs.get(key) if session is not None and backoffs else None
-    if backoff is not None and backoff[1] > 0:
-        backoffs[key] = (backoff[0], backoff[1] - 1)  # backing off: this one offers nothing
-        session = None
+    backoff = cache.backoffs.get(key) if offer is not None else None
+    if backoff is not None and backoff[1] == NEVER:
+        offer = None  # a handshake carrying an offer for this key failed: never again (_connected)
+        sessions.pop(key, None)
+    elif backoff is not None and backoff[1] > 0:
+        cache.backoffs[key] = (backoff[0], backoff[1] - 1)  # backing off: this one offers nothing
+        offer = None
         if backoff[1] == 1:
             sessions.pop(key, None)  # the last one backing off keeps a fresh session for the next offer
-    if session is not None:
-        _offer.set((context, key[-1], session))
-    return (context, key, session)
+    if offer is not None:
+        _offer.set(offer)
+    return (cache, key, offer)
 
 
-def _install(context):
-    """Give ``context`` (once) its cache, and the wrap_socket (urllib3) and wrap_bio (asyncio, for
-    aiohttp) that pass the offered session."""
-    if SESSIONS in vars(context):
-        return
-    setattr(context, SESSIONS, {})
-    setattr(context, REFUSED, {})
-    # Instance attributes shadow the class's methods for this context only.
-    context.wrap_socket = _ResumingWrap(context, ssl.SSLContext.wrap_socket)
-    context.wrap_bio = _ResumingWrap(context, ssl.SSLContext.wrap_bio)
+def resumable(context):
+    """Whether resume.py may pass sessions through ``context``: its class is the standard library's
+    SSLContext itself, whose own wrap_socket and wrap_bio are the standard library's, and no other
+    code has set either on the instance.  Then (once) the instance gets resume.py's wrap_socket and
+    wrap_bio, which call exactly the class's methods.
+
+    Any other context -- a subclass (certificate pinning that overrides wrap_socket; truststore's,
+    injected or left over after extract_from_ssl), a class whose methods were replaced, an instance
+    some code patched -- is left as stock uses it: its own methods run on every connection,
+    nothing is offered, nothing is kept.  Putting the standard library's method on such an
+    instance is what skipped truststore's verification and a pinning override (issue 34)."""
+    cls = type(context)
+    if cls is not STDLIB_CONTEXT or cls is None:
+        return False
+    if cls.wrap_socket is not STDLIB_WRAP_SOCKET or cls.wrap_bio is not STDLIB_WRAP_BIO:
+        return False
+    own = vars(context)
+    wrap_socket, wrap_bio = own.get("wrap_socket"), own.get("wrap_bio")
+    if wrap_socket is None and wrap_bio is None:
+        # Instance attributes shadow the class's methods for this context only.
+        own["wrap_socket"] = _ResumingWrap(context, "wrap_socket")
+        own["wrap_bio"] = _ResumingWrap(context, "wrap_bio")
+        return True
+    return (type(wrap_socket) is _ResumingWrap and wrap_socket.context() is context
+            and type(wrap_bio) is _ResumingWrap and wrap_bio.context() is context)
 
 
 class _ResumingWrap:
-    """``context.wrap_socket`` / ``wrap_bio`` with ``session=`` added for the connection now
-    offering one (in this thread or task), and only for the server name it was offered for.
+    """``context.wrap_socket`` / ``wrap_bio``: the class's own method (looked up at each call),
+    with ``session=`` added for the connection now offering one (in this thread or task), only
+    for the server name it was offered for, and only while that method is the standard library's
+    (code that replaces the class's method later gets its method called, as stock would).
 
     Holds its context by weak reference: the context holds this object, and a strong reference
     back would make every client's context wait for the cyclic garbage collector to be freed."""
 
-    __slots__ = ("_context", "_method")
+    __slots__ = ("context", "_name")
 
-    def __init__(self, context, method):
-        self._context = weakref.ref(context)
-        self._method = method
+    def __init__(self, context, name):
+        self.context = weakref.ref(context)
+        self._name = name
 
     def __call__(self, *args, **kwargs):
-        context = self._context()
+        context = self.context()
+        method = getattr(type(context), self._name)
         offer = _offer.get()
         if (
             offer is not None
             and offer[0] is context
+            and method is _STDLIB_METHODS[self._name]
             and kwargs.get("session") is None
             and not kwargs.get("server_side")
             and kwargs.get("server_hostname") == offer[1]
         ):
             _offer.set(None)
+            offer[3] = True
             kwargs["session"] = offer[2]
-        return self._method(context, *args, **kwargs)
+        return method(context, *args, **kwargs)
 
 
 def report(error):

@@ -81,6 +81,16 @@ def test_the_template_translates_and_lints(tmp_path):
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
 
+def test_the_long_call_template_translates_and_lints():
+    """tools/deploy/verify-longcall/template.yaml (docs/verify-aws.md's long-call recipe) passes
+    `sam validate --lint`."""
+    completed = subprocess.run([tool("AWS_KEEPALIVE_SAM"), "validate", "--lint", "--region", "us-east-1", "-t",
+                                os.path.join(REPO, "tools", "deploy", "verify-longcall", "template.yaml")],
+                               capture_output=True, text=True,
+                               env=env(PATH=tool("AWS_KEEPALIVE_SAM_PATH")), timeout=300)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
 def test_a_failed_deploy_is_torn_down(release, moto_endpoint, tmp_path):
     """sam deploy against moto fails (moto serves no CreateChangeSet from a template URL); the run says
     so, deletes the stack and every artifact sam deploy uploaded to the bucket, and exits 2; the

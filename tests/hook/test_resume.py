@@ -9,14 +9,14 @@ import sys
 import botocore.session
 import pytest
 import trustme
-from botocore.awsrequest import AWSRequest
 from botocore.config import Config
-from botocore.httpsession import URLLib3Session
 from botocore.exceptions import SSLError
 import unpatch
 from ddb_server import DynamoDBShapedServer
 
 from aws_keepalive import diagnostics, metrics, patch, resume, settings, snapstart
+import resume_scenarios
+from psk_middlebox import PskMiddlebox
 
 
 @pytest.fixture
@@ -34,12 +34,13 @@ def layer(request):
     resume.enabled = False
 
 
-def tls_server(tmp_path, name, authority=None, maximum_version=None):
+def tls_server(tmp_path, name, authority=None, maximum_version=None, leaf=None):
     """A DynamoDB-shaped TLS server that closes each connection after answering (so every call
-    opens a new one), with a localhost certificate from ``authority``; its CA bundle's path."""
+    opens a new one), with a localhost certificate from ``authority`` (``leaf``, if given); its CA
+    bundle's path."""
     authority = authority or trustme.CA()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    authority.issue_cert("localhost").configure_cert(context)
+    (leaf or authority.issue_cert("localhost")).configure_cert(context)
     if maximum_version is not None:
         context.maximum_version = maximum_version
     bundle = str(tmp_path / ("%s-ca.pem" % name))
@@ -47,37 +48,59 @@ def tls_server(tmp_path, name, authority=None, maximum_version=None):
     return DynamoDBShapedServer(tls_context=context, close_after_response=True), bundle
 
 
-def client(url, verify):
+def client(url, verify, config=None):
     return botocore.session.get_session().create_client(
         "dynamodb", region_name="us-east-1", endpoint_url=url, verify=verify,
         aws_access_key_id="AKIDTEST", aws_secret_access_key="secret",
-        config=Config(retries={"max_attempts": 1, "mode": "standard"}),
+        config=config or Config(retries={"max_attempts": 1, "mode": "standard"}),
     )
+
+
+def outcomes_of(ddb, calls):
+    """``calls`` calls of ``ddb``: "ok" or the exception's type name, per call."""
+    outcomes = []
+    for _ in range(calls):
+        try:
+            ddb.list_tables()
+            outcomes.append("ok")
+        except Exception as error:
+            outcomes.append(type(error).__name__)
+    return outcomes
 
 
 def context_of(ddb):
     return ddb._endpoint.http_session._manager.connection_pool_kw["ssl_context"]
 
 
+def sessions_of(ddb):
+    """What resume.py holds for a client: its connection pools' caches (resume.Cache)."""
+    sessions = {}
+    for pool in list(ddb._endpoint.http_session._manager.pools._container.values()):
+        cache = getattr(pool, resume.CACHE, None)
+        if cache is not None:
+            sessions.update(cache.sessions)
+    return sessions
+
+
 def calls_on_new_connections(tmp_path, calls, verify=True, maximum_version=None):
     """``calls`` calls of one client, each on a new connection to a fresh server (``verify``: True
     for the server's own bundle, else botocore's verify value); (the server's tls_resumed, what
-    the client's context holds of resume.py's: its __dict__)."""
+    the client holds of resume.py's: its pools' sessions, its context's __dict__)."""
     server, bundle = tls_server(tmp_path, "a", maximum_version=maximum_version)
     with server:
         ddb = client(server.url, bundle if verify is True else verify)
         for _ in range(calls):
             ddb.list_tables()
         assert server.requests == calls
-        return server.tls_resumed, vars(context_of(ddb))
+        return server.tls_resumed, sessions_of(ddb), vars(context_of(ddb))
 
 
 def test_new_connections_resume_the_clients_verified_session(layer, tmp_path):
     """Each new connection after the first resumes (the server says so), one session kept."""
     layer()
-    resumed, context = calls_on_new_connections(tmp_path, 4)
+    resumed, sessions, _ = calls_on_new_connections(tmp_path, 4)
     assert resumed == [False, True, True, True]
-    assert len(context[resume.SESSIONS]) == 1
+    assert len(sessions) == 1
 
 
 def test_stock_never_resumes(tmp_path):
@@ -88,9 +111,9 @@ def test_stock_never_resumes(tmp_path):
 def test_switched_off_never_resumes(layer, tmp_path):
     """AWS_PYTHON_KEEPALIVE_TLS_RESUME=0: full handshakes, the context untouched."""
     layer(tls_resume=False)
-    resumed, context = calls_on_new_connections(tmp_path, 3)
+    resumed, sessions, context = calls_on_new_connections(tmp_path, 3)
     assert resumed == [False, False, False]
-    assert resume.SESSIONS not in context and "wrap_socket" not in context
+    assert not sessions and "wrap_socket" not in context
 
 
 def test_a_session_is_never_offered_by_a_client_with_another_bundle(layer, tmp_path):
@@ -125,9 +148,9 @@ def test_a_session_is_never_offered_by_a_client_with_another_bundle(layer, tmp_p
 def test_verify_false_neither_offers_nor_keeps_a_session(layer, tmp_path):
     """verify=False connections do full handshakes and leave nothing in the cache."""
     layer()
-    resumed, context = calls_on_new_connections(tmp_path, 3, verify=False)
+    resumed, sessions, _ = calls_on_new_connections(tmp_path, 3, verify=False)
     assert resumed == [False, False, False]
-    assert not context.get(resume.SESSIONS)
+    assert not sessions
 
 
 def test_a_rejected_ticket_falls_back_to_a_full_handshake(layer, tmp_path, capsys):
@@ -196,9 +219,9 @@ def test_tls12_server_keeps_and_offers_nothing(layer, tmp_path):
     session-ID resumption needs both sides to close with close_notify, which urllib3 does not, so
     no session is kept (an offer would cost CPU for nothing): full handshakes, as stock's."""
     layer()
-    resumed, context = calls_on_new_connections(tmp_path, 3, maximum_version=ssl.TLSVersion.TLSv1_2)
+    resumed, sessions, _ = calls_on_new_connections(tmp_path, 3, maximum_version=ssl.TLSVersion.TLSv1_2)
     assert resumed == [False, False, False]
-    assert not context.get(resume.SESSIONS)
+    assert not sessions
 
 
 def test_metrics_count_resumed_and_refused_sessions(layer, tmp_path, capsys, monkeypatch):
@@ -222,39 +245,32 @@ def test_metrics_count_resumed_and_refused_sessions(layer, tmp_path, capsys, mon
     assert out.count('"TlsNotResumed":1') == 1
 
 
-def test_cache_bounded_per_context(layer, tmp_path, monkeypatch):
-    """At most MAX_PER_CONTEXT sessions per client context (one per host and port), the oldest
-    dropped first; a host still cached still resumes."""
+def test_cache_bounded_per_pool(layer, tmp_path, monkeypatch):
+    """At most MAX_PER_CACHE sessions per pool's cache, the oldest dropped first: each connection
+    here has a key of its own (as each client-certificate rotation makes), so each keeps one."""
     layer()
-    monkeypatch.setattr(resume, "MAX_PER_CONTEXT", 2)
-    authority = trustme.CA()
-    servers = [tls_server(tmp_path, "s%d" % i, authority)[0] for i in range(3)]
-    bundle = str(tmp_path / "ca.pem")
-    authority.cert_pem.write_to_path(bundle)
-    http = URLLib3Session(verify=bundle)  # one client's HTTP session: one context
-    for server in servers:
-        server.__enter__()
-    try:
-        for server in servers + servers[2:]:
-            request = AWSRequest(method="POST", url=server.url, data=b"{}").prepare()
-            assert http.send(request).status_code == 200
-        context = http._manager.connection_pool_kw["ssl_context"]
-        cached_ports = [key[1] for key in vars(context)[resume.SESSIONS]]
-        assert cached_ports == [servers[1].server_address[1], servers[2].server_address[1]]
-        assert servers[2].tls_resumed == [False, True]
-    finally:
-        for server in servers:
-            server.__exit__(None, None, None)
+    monkeypatch.setattr(resume, "MAX_PER_CACHE", 2)
+    key_of, made = resume.key_of, []
+
+    def new_key_each_time(conn):
+        key = key_of(conn)
+        made.append(key[:-1] + (len(made), key[-1]))  # server_hostname stays last
+        return made[-1]
+
+    monkeypatch.setattr(resume, "key_of", new_key_each_time)
+    resumed, sessions, _ = calls_on_new_connections(tmp_path, 3)
+    assert resumed == [False, False, False]
+    assert list(sessions) == made[1:]
 
 
 def test_a_context_resume_touched_is_freed_without_the_cycle_collector():
-    """The per-context wrap_socket refers to its context weakly: a dropped context (and its
-    sessions) goes at once, as an untouched one does, not at the next garbage collection."""
+    """The per-context wrap_socket refers to its context weakly: a dropped context goes at once,
+    as an untouched one does, not at the next garbage collection."""
     import gc
     import weakref
 
     context = ssl.create_default_context()
-    resume._install(context)
+    assert resume.resumable(context)
     assert isinstance(vars(context)["wrap_socket"], resume._ResumingWrap)
     gone = weakref.ref(context)
     gc.disable()
@@ -309,6 +325,56 @@ def test_aiobotocore_new_connections_resume(tmp_path, name, on, expected):
         assert server.tls_resumed == expected
 
 
+def stock_then_layer(script, **params):
+    """``script`` (a resume_scenarios script printing one JSON object last) run in two fresh
+    interpreters, the layer off then on; the two objects."""
+    import json
+
+    from conftest import python_with_layer
+
+    runs = []
+    for on in (False, True):
+        run = python_with_layer(script % dict(params, on=on, here=os.path.dirname(os.path.abspath(__file__))))
+        assert run.returncode == 0, run.stderr
+        runs.append(json.loads(run.stdout.splitlines()[-1]))
+    return runs
+
+
+def aiobotocore_folder():
+    """aiobotocore 3.10.0's stand-in /var/task folder for this interpreter."""
+    from test_aio import AIO_DIRS, MINOR
+
+    folder = os.path.join(AIO_DIRS, MINOR, "aiobotocore-3.10.0")
+    assert os.path.isfile(os.path.join(folder, ".done")), "missing under %r: run `make test`" % (AIO_DIRS,)
+    return folder
+
+
+def test_aiobotocore_context_overriding_wrap_bio_runs_it_as_often_as_stock(tmp_path):
+    """aiobotocore whose contexts are a subclass overriding ``wrap_bio``: the layer leaves them
+    as stock uses them -- the override runs once per new connection with the layer as without
+    (the layer on 3e5c09a: 0 runs, stock 3), the same outcomes, nothing resumed."""
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        runs = stock_then_layer(resume_scenarios.AIO_OVERRIDE_SCRIPT, aio=aiobotocore_folder(),
+                                url=server.url, bundle=bundle, calls=3)
+    assert runs[0] == {"outcomes": ["ok"] * 3, "calls": {"wrap_socket": 0, "wrap_bio": 3}}
+    assert runs[1] == runs[0]
+    assert server.tls_resumed == [False] * 6
+
+
+def test_aiobotocore_behind_a_middlebox_resetting_psk_hellos_offers_once(tmp_path):
+    """aiobotocore behind a middlebox that resets every ClientHello carrying a PSK: the session
+    asyncio's wrap_bio put into the one reset hello ends offering for that key, so 6 calls send
+    one PSK hello in all (the layer on 3e5c09a: one per new connection), all succeeding as stock."""
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        runs = stock_then_layer(resume_scenarios.AIO_MIDDLEBOX_SCRIPT, aio=aiobotocore_folder(),
+                                bundle=bundle, target=server.server_address)
+    assert runs[0] == {"outcomes": ["ok"] * 6, "hellos": [False] * 6}
+    assert runs[1]["outcomes"] == runs[0]["outcomes"]
+    assert sorted(runs[1]["hellos"]) == [False] * 6 + [True]
+
+
 @pytest.mark.parametrize("step", ["key_of", "_keep", "_connected"])
 def test_a_failure_inside_is_reported_once_and_calls_go_on(layer, tmp_path, monkeypatch, capsys, step):
     """Whatever step of resume.py fails, every call succeeds on a full handshake and one warning
@@ -320,7 +386,7 @@ def test_a_failure_inside_is_reported_once_and_calls_go_on(layer, tmp_path, monk
         raise RuntimeError("injected")
 
     monkeypatch.setattr(resume, step, broken)
-    resumed, _ = calls_on_new_connections(tmp_path, 3)
+    resumed = calls_on_new_connections(tmp_path, 3)[0]
     assert resumed == [False, False, False]
     warnings = [line for line in capsys.readouterr().err.splitlines() if "TLS session resumption failed" in line]
     assert len(warnings) == 1 and "injected" in warnings[0]
@@ -387,11 +453,11 @@ def test_a_session_is_never_offered_past_its_server_certificates_expiry(layer, t
     with DynamoDBShapedServer(tls_context=context, close_after_response=True) as server:
         ddb = client(server.url, bundle)
         ddb.list_tables()
-        first = list(vars(context_of(ddb))[resume.SESSIONS].values())[0][1]
+        first = list(sessions_of(ddb).values())[0][1]
         ddb.list_tables()
         ddb.list_tables()
         assert server.tls_resumed == [False, True, True]
-        assert list(vars(context_of(ddb))[resume.SESSIONS].values())[0][1] is first
+        assert list(sessions_of(ddb).values())[0][1] is first
         time.sleep(max(0.0, expires.timestamp() - time.time()) + 1.5)
         with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
             ddb.list_tables()
@@ -435,3 +501,220 @@ def test_a_server_refusing_every_ticket_is_offered_one_less_and_less_often(layer
             assert server.tls_resumed[12:] == [False] * 4 + [True] * 4
     finally:
         diagnostics.debug_enabled = False
+
+
+# --- issue 34: trust exactly stock's, failed offers, cycles, TLS 1.2 reads, rotation ---------------
+
+
+@pytest.mark.parametrize("pinned", [True, False], ids=["pin-matches", "pin-differs"])
+def test_a_pinning_subclass_runs_its_own_wrap_socket_as_often_as_stock(layer, tmp_path, pinned):
+    """An SSLContext subclass pinning the server certificate in its wrap_socket override: the
+    layer leaves its contexts as stock uses them -- same outcomes (refused when the pin differs),
+    the override run as often, nothing offered, nothing set on the instance."""
+    authority = trustme.CA()
+    leaf = authority.issue_cert("localhost")
+    server, bundle = tls_server(tmp_path, "a", authority, leaf=leaf)
+    pins = {resume_scenarios.leaf_pin(leaf)} if pinned else {"0" * 64}
+    runs = []
+    with server:
+        for on in (False, True):
+            if on:
+                layer()
+            with resume_scenarios.botocore_context_class(resume_scenarios.pinning_context_class(pins)) as cls:
+                ddb = client(server.url, bundle)
+                runs.append((outcomes_of(ddb, 3), dict(cls.calls), sorted(vars(context_of(ddb)))))
+    assert runs[0][0] == (["ok"] * 3 if pinned else ["SSLError"] * 3)
+    assert runs[0][1]["wrap_socket"] >= 3  # botocore retries some SSL errors once more
+    assert runs[1] == runs[0]
+    assert server.tls_resumed == [False] * (6 if pinned else 0)
+
+
+def test_a_context_other_code_patched_on_the_instance_is_left_alone(layer, tmp_path):
+    """Other code set ``wrap_socket`` on each context instance (a tracer): its wrapper runs on
+    every connection with the layer as without, and nothing is offered through it."""
+    server, bundle = tls_server(tmp_path, "a")
+    counts = []
+    with server:
+        for on in (False, True):
+            if on:
+                layer()
+            with resume_scenarios.instance_patched_contexts() as made:
+                assert outcomes_of(client(server.url, bundle), 3) == ["ok"] * 3
+            counts.append([count[0] for count in made])
+    assert counts == [[3], [3]]
+    assert server.tls_resumed == [False] * 6
+
+
+@pytest.mark.parametrize("extract", [True, False], ids=["injected-then-extracted", "injected-left-in"])
+def test_truststore_contexts_are_left_as_stock_uses_them(tmp_path, extract):
+    """truststore (PyPI) injected before botocore is imported, then extracted or left in: the
+    clients' contexts are truststore's, so the layer neither offers nor touches them -- every
+    call as stock's (stock: all succeed; the layer on 3e5c09a failed all, its wrap_socket skipping
+    truststore's)."""
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        runs = stock_then_layer(resume_scenarios.TRUSTSTORE_SCRIPT, extract=extract, url=server.url,
+                                bundle=bundle, calls=3)
+    assert runs[0]["outcomes"] == ["ok"] * 3
+    assert runs[1]["outcomes"] == runs[0]["outcomes"]
+    assert runs[0]["context_class"] == runs[1]["context_class"] == "truststore._api"
+    # Nothing of resume.py's on the instance (trust.py may record the bundle it loaded once).
+    assert not {"wrap_socket", "wrap_bio"} & set(runs[1]["instance_attributes"])
+    assert server.tls_resumed == [False] * 6
+
+
+@pytest.mark.parametrize("action", ["drop", "reset"])
+def test_a_middlebox_refusing_psk_hellos_costs_one_failed_offer(layer, tmp_path, action):
+    """Behind a middlebox that drops (or resets) every ClientHello carrying a PSK: the one failed
+    offer ends offering for that key, so 12 calls send one PSK hello in all (the layer on
+    3e5c09a: one per new connection, each a connect timeout), and every call succeeds, as stock."""
+    server, bundle = tls_server(tmp_path, "a")
+    config = Config(connect_timeout=0.5, retries={"max_attempts": 3, "mode": "standard"})
+    hellos = []
+    with server:
+        for on in (False, True):
+            if on:
+                layer()
+            with PskMiddlebox(server.server_address, action) as middlebox:
+                ddb = client("https://localhost:%d" % middlebox.address[1], bundle, config)
+                assert outcomes_of(ddb, 12) == ["ok"] * 12
+                hellos.append(list(middlebox.hellos))
+    assert hellos[0] == [False] * 12  # stock: no PSK
+    assert hellos[1].count(True) == 1 and hellos[1].count(False) == 12
+    assert server.tls_resumed == [False] * 24
+
+
+def test_dropped_clients_contexts_go_by_reference_counting(tmp_path):
+    """60 clients made, each one verified TLS 1.3 call, then dropped, the cyclic GC disabled: as
+    many contexts alive as stock's (none), and RSS growth within 4 MB of stock's (the layer on
+    3e5c09a: 60 of 60 alive, a loaded CA bundle each).  The bundle: botocore's own plus the test
+    CA, so each context holds what a real client's does."""
+
+    import botocore
+
+
+    server, bundle = tls_server(tmp_path, "a")
+    full_bundle = str(tmp_path / "full-bundle.pem")
+    with open(os.path.join(os.path.dirname(botocore.__file__), "cacert.pem")) as source:
+        shipped = source.read()
+    with open(full_bundle, "w") as target, open(bundle) as test_ca:
+        target.write(shipped + "\n" + test_ca.read())
+    with server:
+        runs = stock_then_layer(resume_scenarios.CHURN_SCRIPT, url=server.url, bundle=full_bundle, clients=60)
+    assert server.tls_resumed.count(True) == 0  # one call per client: nothing to resume
+    assert runs[0]["alive"] == 0
+    assert runs[1]["alive"] == runs[0]["alive"]
+    assert runs[1]["rss_kb"] <= runs[0]["rss_kb"] + 4096, runs
+
+
+def test_tls12_connections_never_read_their_session(layer, tmp_path, monkeypatch):
+    """A TLS 1.2 connection's session is never copied out (``SSLSocket.session`` read): the
+    version is looked at first.  Stock reads none; TLS 1.3: only the first full handshake's."""
+    original = ssl.SSLSocket.session
+    reads = []
+
+    def counted(sock):
+        reads.append(sock.version())
+        return original.fget(sock)
+
+    monkeypatch.setattr(ssl.SSLSocket, "session", property(counted, original.fset))
+    layer()
+    resumed = calls_on_new_connections(tmp_path, 20, maximum_version=ssl.TLSVersion.TLSv1_2)[0]
+    assert resumed == [False] * 20
+    assert reads == []
+    resumed = calls_on_new_connections(tmp_path, 5)[0]
+    assert resumed == [False, True, True, True, True]
+    assert reads == ["TLSv1.3"]
+
+
+def test_a_client_certificate_rotated_before_its_key_fails_as_stock(layer, tmp_path):
+    """mTLS, the certificate file rewritten while the key file still holds the old key: stock
+    fails every call from then on (urllib3 cannot load the pair); so does the layer -- the
+    connection objects trust.py made (which load no file themselves) no longer offer the session
+    of the old identity, since the files it was loaded from changed (the layer on 3e5c09a resumed
+    it and succeeded)."""
+    import shutil
+
+    from aws_keepalive import trust
+    from test_trust import MutualTlsServer
+    from test_trust import client as trust_client
+
+    runs = []
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        try:
+            for on in (False, True):
+                if on:
+                    layer()
+                    trust.patch(settings.Settings(), None, None)
+                cert, key = str(tmp_path / ("%s.pem" % on)), str(tmp_path / ("%s.key" % on))
+                shutil.copyfile(mtls.client_cert, cert)
+                shutil.copyfile(mtls.client_key, key)
+                mutual = trust_client(mtls.server.url, mtls.ca_bundle, client_cert=(cert, key))
+                outcomes = outcomes_of(mutual, 2)
+                resume_scenarios.rotate_client_certificate_before_key(cert)
+                outcomes += ["ok" if outcome == "ok" else "failed" for outcome in outcomes_of(mutual, 3)]
+                runs.append(outcomes)
+        finally:
+            unpatch.trust()
+        assert runs[0] == ["ok", "ok", "failed", "failed", "failed"]
+        assert runs[1] == runs[0]
+        assert mtls.server.tls_resumed == [False, False, False, True]
+
+
+def test_cert_time_seconds_is_the_stdlibs_without_strptime():
+    """resume.cert_time_seconds gives ssl.cert_time_to_seconds's answer for every month, day,
+    time-of-day and leap-year boundary (None where the stdlib raises), and importing it and
+    reading a real handshake's expiry does not import ``_strptime`` (~1 ms, stock never pays)."""
+    for year in (1970, 2000, 2024, 2038, 2100, 2400, 9999):
+        for month in resume._MONTHS:
+            for day in range(1, 32):
+                for clock in ("00:00:00", "23:59:59", "12:30:60"):
+                    for stamp in ("%s %2d %s %d GMT" % (month, day, clock, year),
+                                  "%s %02d %s %d GMT" % (month, day, clock, year)):
+                        try:
+                            expected = ssl.cert_time_to_seconds(stamp)
+                        except ValueError:
+                            expected = None
+                        assert resume.cert_time_seconds(stamp) == expected, stamp
+    for stamp in ("Nov 28 08:39:29.5 2026 GMT", "Nov 28 08:39:29 2026 UTC", "Nov 28 24:00:00 2026 GMT", None):
+        assert resume.cert_time_seconds(stamp) is None
+
+
+STRPTIME_SCRIPT = """
+import json, socket, ssl, sys, threading
+from aws_keepalive import resume
+server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+server.load_cert_chain(%(cert)r, %(key)r)
+client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+client.load_verify_locations(%(ca)r)
+left, right = socket.socketpair()
+accepted = threading.Thread(target=lambda: server.wrap_socket(right, server_side=True))
+accepted.start()
+sock = client.wrap_socket(left, server_hostname="localhost")
+accepted.join()
+before = "_strptime" in sys.modules
+until = resume._verified_until(sock)
+print(json.dumps({"before": before, "after": "_strptime" in sys.modules, "until": until,
+                  "stdlib": ssl.cert_time_to_seconds(sock.getpeercert()["notAfter"])}))
+"""
+
+
+def test_reading_a_sessions_expiry_does_not_import_strptime(tmp_path):
+    """A real handshake's verified-chain expiry is read without importing ``_strptime`` (stock
+    never imports it; ssl.cert_time_to_seconds would, ~1 ms at full CPU), and equals the
+    stdlib's answer."""
+    import json
+
+    from conftest import python_with_layer
+
+    authority = trustme.CA()
+    leaf = authority.issue_cert("localhost")
+    cert, key, ca = (str(tmp_path / name) for name in ("leaf.pem", "leaf.key", "ca.pem"))
+    leaf.cert_chain_pems[0].write_to_path(cert)
+    leaf.private_key_pem.write_to_path(key)
+    authority.cert_pem.write_to_path(ca)
+    run = python_with_layer(STRPTIME_SCRIPT % dict(cert=cert, key=key, ca=ca))
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout.splitlines()[-1])
+    assert result["before"] is False and result["after"] is False
+    assert result["until"] == result["stdlib"]

@@ -57,6 +57,8 @@ SOURCES = {
     "soak": ("soak.json", "make soak"),
     "bench-throughput": ("bench-throughput.json", "make bench-throughput"),
     "demo-durable": ("demo-durable.json", "make demo-durable"),
+    "longcall": ("longcall.json", "make demo-longcall"),
+    "longcall-350": ("longcall-350.json", "make demo-longcall LONGCALL_NAT=350"),
 }
 
 # Plots a run draws beside its JSON: taken with it, so that docs/ shows the run its table shows.
@@ -224,13 +226,17 @@ def view_tls_resume(data):
     bench = data["bench-tls-resume"]
     rows = [(row["tls"].replace("TLSv", "TLS "), row["memory_mb"],
              "%.2f / %.2f ms" % (row["full_cpu_ms"], row["resumed_cpu_ms"]), "**%.2f**" % row["cpu_x"],
+             "%.2f ms / %.2f" % (row["session_read_cpu_ms"], row["single_use_cpu_x"])
+             if "session_read_cpu_ms" in row and row["resumed_resumed"] else "-",
              "%.1f / %.1f ms" % (row["full_wall_ms"], row["resumed_wall_ms"]), "%.2f" % row["wall_x"],
              "%d / %d" % (row["resumed_resumed"], bench["connections"])) for row in bench["rows"]]
     return ("Median new connection (`connect()`: TCP + TLS to the verdict) of a client whose server "
             "presents a %d-certificate RSA-2048 chain, full and resumed alternating in one process "
-            "(%s):\n\n" % (bench["chain_certificates"], bench["openssl"]) +
+            "(%s); single-use tickets would add each resumed connection's own session read "
+            "(its CPU, then (resumed + read) / full):\n\n" % (bench["chain_certificates"], bench["openssl"]) +
             table(("server", "memory MB", "client CPU full / resumed", "CPU resumed / full",
-                   "wall full / resumed", "wall resumed / full", "handshakes resumed"), rows))
+                   "single-use: read / CPU vs full", "wall full / resumed", "wall resumed / full",
+                   "handshakes resumed"), rows))
 
 
 def view_reuse(data):
@@ -571,6 +577,9 @@ VIEWS = {
     "sizes": (view_sizes, ["layer", "layer-hook", "wheel"]),
     "wheel": (view_wheel, ["wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
+    "longcall": ("lab.experiments.longcall.run:view", ["longcall"]),
+    "longcall-350": ("lab.experiments.longcall.run:view", ["longcall-350"]),
+    "longcall-summary": ("lab.experiments.longcall.run:summary", ["longcall-350"]),
     "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "coldstart-unknown", "bench-connect",
                                  "layer", "layer-hook", "wheel"]),
     "coldstart-unknown": (view_coldstart_unknown, ["coldstart", "coldstart-unknown"]),
