@@ -18,11 +18,15 @@ test: interpreters
 	@$(MAKE) --no-print-directory test-lab
 
 # $(call run_pytest,SUITE,PYTHON,ARGS), first in a recipe line (variables may precede it): pytest,
-# then one line with the suite's exit code and wall time (bash's SECONDS: this line's shell's age).
-# pytest's exit code 5 (nothing collected) is a failure. MAKEFLAGS is emptied: a test that runs
-# make itself must not inherit this make's -j / jobserver.
+# then one line with the suite's exit code, wall time (bash's SECONDS: this line's shell's age) and
+# CPU time, user and system, of pytest and every process it waited for (bash's times, written to a
+# file: in a pipe or $(...) it would count a subshell's children). CPU time is what to compare
+# between runs on a loaded machine; wall time is what CI waits. pytest's exit code 5 (nothing
+# collected) is a failure. MAKEFLAGS is emptied: a test that runs make itself must not inherit this
+# make's -j / jobserver.
 run_pytest = MAKEFLAGS= $(2) -m pytest -q -p no:cacheprovider $(3) || rc=$$?; rc=$${rc:-0}; \
-  echo "== $(1): exit $$rc after $$SECONDS s"; \
+  cpu=$$(mktemp); times >$$cpu; \
+  echo "== $(1): exit $$rc after $$SECONDS s, CPU $$(tail -n1 $$cpu) (user, system)"; rm -f $$cpu; \
   if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # Hook tests run once per interpreter (make -jN test-hook: N at a time).
@@ -51,8 +55,9 @@ test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_P
 	( $(call run_pytest,build tests (zips and release),$(VENV)/test-3.12/bin/python,tests/build \
 	    $(addprefix --ignore=,$(BUILD_TOOL_TESTS))) ) >$$out/zips 2>&1 & zips=$$!; \
 	( $(call run_pytest,build tests (tools),$(VENV)/test-3.12/bin/python,$(BUILD_TOOL_TESTS)) ) >$$out/tools 2>&1 & \
-	tools=$$!; wait $$zips || rc=1; wait $$tools || rc=1; cat $$out/zips $$out/tools; rm -rf $$out; \
-	echo "== build tests: exit $${rc:-0} after $$SECONDS s"; exit $${rc:-0}
+	tools=$$!; wait $$zips || rc=1; wait $$tools || rc=1; cat $$out/zips $$out/tools; times >$$out/cpu; \
+	echo "== build tests: exit $${rc:-0} after $$SECONDS s, CPU $$(tail -n1 $$out/cpu) (user, system)"; \
+	rm -rf $$out; exit $${rc:-0}
 
 # The wheel tests (tests/build/test_wheel.py, test_publish_wheel.py) get their tools from here; the
 # stand-in runtime venv runs the bundled-wheel function.
