@@ -92,8 +92,10 @@ lock-durable: | $(UV)
 # BUMP_INDEX_URL: another index (the rehearsal's pypiserver).
 VERSION ?=
 BUMP_INDEX_URL ?=
+# BUMP_SUITES: the suites that judge the bump (default: bump_sdk.SUITES); bump-sdk.yml passes `test` in tag mode.
+BUMP_SUITES ?=
 .PHONY: bump-sdk
 bump-sdk: | $(UV)
 	$(TOOL_PYTHON) tools/release/bump_sdk.py --uv $(UV) --make "$(MAKE) --no-print-directory" \
 	  $(if $(VERSION),--version $(VERSION)) $(if $(BUMP_INDEX_URL),--index-url $(BUMP_INDEX_URL)) \
-	  --report $(BUILD_DIR)/bump-sdk.json --work $(BUILD_DIR)/bump-sdk
+	  $(if $(strip $(BUMP_SUITES)),--suites "$(BUMP_SUITES)") --report $(BUILD_DIR)/bump-sdk.json --work $(BUILD_DIR)/bump-sdk

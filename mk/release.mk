@@ -74,16 +74,25 @@ smoke-release: $(TOOLS_PY)
 	$(TOOLS_PY) tools/release/smoke.py --layers-json $(RELEASE_DIR)/layers.json --region $(SMOKE_REGION) \
 	  --role-arn '$(SMOKE_ROLE_ARN)'
 
-# make rehearse-release: the release workflow's own steps, read from .github/workflows/release.yml, in their
-# order, with local stand-ins (tools/release/rehearse.py): moto for Lambda/SSM/STS/EC2/IAM, a pypiserver for
-# PyPI, a recorder for gh; its build job runs `make release` (skipping Lint and Test: make test runs this),
-# then the layers jobs again, which must publish nothing. Ends with the ARNs and the release notes.
+# make rehearse-release [REHEARSAL_TEST_SUITES=...|all]: the release workflow's own steps, read from
+# .github/workflows/release.yml, in their order, run as GitHub's runner runs them (tools/release/rehearse.py): as
+# a non-root user `runner` with passwordless sudo and its own HOME (created once: run it as root), each job on a
+# fresh depth-1 checkout of the commit, artifacts copied out of one job's workspace and into the next's, every
+# step, with local stand-ins: moto for Lambda/SSM/STS/EC2/IAM/S3, a pypiserver for PyPI, a recorder for gh. The
+# Test step runs as written (sudo, make test) with TEST_SUITES=$(REHEARSAL_TEST_SUITES): by default what make
+# test does as root before any test runs (every minor's interpreter, a suite's venv through uv: where root's
+# HOME, caches and files in the checkout come from), not the tests themselves (make test runs them; one hook
+# suite took 20+ min here under load). REHEARSAL_TEST_SUITES=test-hook-3.12 adds one suite, =all runs them all.
+# Then every job after build again on the same artifacts, which must publish nothing. Ends with the ARNs, the
+# release notes and its time.
 REHEARSAL_WORKFLOW ?= .github/workflows/release.yml
+REHEARSAL_TEST_SUITES ?= $(VENV)/test-3.12/.installed
 .PHONY: rehearse-release
-rehearse-release: $(TOOLS_PY) $(VENV)/moto/bin/python $(PYPISERVER_PY) $(WHEEL_TOOLS_PY) | $(UV)
+rehearse-release: $(VENV)/moto/bin/python $(PYPISERVER_PY) $(WHEEL_TOOLS_PY)
 	$(VENV)/moto/bin/python tools/release/rehearse.py --moto $(VENV)/moto/bin/moto_server \
 	  --pypiserver $(VENV)/pypiserver/bin/pypi-server --twine $(VENV)/wheel-tools/bin/twine \
-	  --version $(RELEASE_VERSION) --workflow $(REHEARSAL_WORKFLOW) --work $(BUILD_DIR)/rehearsal
+	  --version $(RELEASE_VERSION) --workflow $(REHEARSAL_WORKFLOW) --work $(BUILD_DIR)/rehearsal \
+	  --test-suites "$(REHEARSAL_TEST_SUITES)"
 
 # make regions [REGIONS_SOURCE=botocore]: refresh tools/release/regions.json (what REGIONS=all means) from
 # AWS's public SSM parameters (needs credentials), or offline from the pinned botocore's endpoints.

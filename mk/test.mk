@@ -9,13 +9,17 @@
 # then ran on alone), and everything test-lab needs (test-lab-deps: its venvs, DynamoDB Local, the
 # layer zip) is made in this first phase too, beside the suites. Then test-lab alone: its NAT,
 # freeze and timing tests get the machine to themselves. TEST_JOBS=1: one after the other.
+# TEST_SUITES: the suites make test runs, all of them by default. Only the release rehearsal names fewer
+# (make rehearse-release runs the release workflow's Test step, `sudo ... make test`, as written, with
+# REHEARSAL_TEST_SUITES as TEST_SUITES in its environment: by default a suite's venv only, so that the step's
+# sudo, HOME, interpreters and caches are exercised for real in minutes; mk/release.mk).
 TEST_JOBS ?= 3
 HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
+TEST_SUITES ?= test-build test-compat $(HOOK_SUITES) test-lab
 .PHONY: test test-hook $(HOOK_SUITES) test-lab-deps
 test: interpreters
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-build test-lab-deps test-compat \
-	  $(HOOK_SUITES)
-	@$(MAKE) --no-print-directory test-lab
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(patsubst test-lab,test-lab-deps,$(TEST_SUITES))
+	@$(if $(filter test-lab,$(TEST_SUITES)),$(MAKE) --no-print-directory test-lab,true)
 
 # $(call run_pytest,SUITE,PYTHON,ARGS), first in a recipe line (variables may precede it): pytest,
 # then one line with the suite's exit code, wall time (bash's SECONDS: this line's shell's age) and

@@ -29,6 +29,10 @@ GH_RECORDER = textwrap.dedent("""\
     stdin = sys.stdin.read() if "-" in sys.argv[1:] else ""
     with open(os.environ["GH_RECORD"], "a") as record:
         record.write(json.dumps({"argv": sys.argv[1:], "stdin": stdin}) + "\\n")
+    if sys.argv[1:3] == ["pr", "list"]:
+        print(os.environ.get("GH_PR_LIST", "[]"))
+    if sys.argv[1:3] == ["pr", "create"]:
+        print("https://github.com/example/aws-python-keepalive/pull/7")
 """)
 
 
@@ -129,9 +133,9 @@ def rehearsal(bumped, tmp_path):
     return clone, remote, step_env
 
 
-def run_step(clone, step_env, mode):
+def run_step(clone, step_env, mode, **extra):
     return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", step_script("Pull request or tag")], cwd=clone,
-                          capture_output=True, text=True, env=dict(step_env, BUMP_SDK_MODE=mode))
+                          capture_output=True, text=True, env=dict(step_env, BUMP_SDK_MODE=mode, **extra))
 
 
 def gh_calls(step_env):
@@ -145,7 +149,7 @@ def test_a_new_release_opens_one_pull_request_with_the_diff_and_the_tests(rehear
     clone, remote, step_env = rehearsal
     completed = run_step(clone, step_env, "")
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    branch = "bump-sdk/botocore-%s" % OLDER
+    branch = "bump-sdk/botocore"
     pushed = git(remote, "show", "%s:layer/requirements.txt" % branch).stdout
     assert "botocore==%s \\" % OLDER in pushed
     assert git(remote, "show", "main:layer/requirements.txt").stdout.count("botocore==%s " % PINNED["botocore"]) == 1
@@ -187,3 +191,84 @@ def test_an_unchanged_pin_opens_nothing(rehearsal, tmp_path):
     completed = run_step(clone, step_env, "")
     assert completed.returncode == 0 and "nothing to do" in completed.stdout, completed.stdout + completed.stderr
     assert gh_calls(step_env) == [] and git(remote, "for-each-ref").stdout == before
+
+
+def step_env_value(name):
+    """The `env:` value the workflow's "Pull request or tag" step gives ``name``."""
+    text = open(WORKFLOW).read()
+    step = text[text.index("- name: Pull request or tag\n"):]
+    return re.search(r"\n          %s: (.*)\n" % name, step).group(1)
+
+
+def test_tag_mode_without_the_push_token_refuses(rehearsal):
+    """The step's PUSH_TOKEN is the secret alone (no `|| github.token` fallback: a tag pushed with the job's
+    token starts no release), and with it empty tag mode exits 1 naming the secret, pushing nothing."""
+    clone, remote, step_env = rehearsal
+    assert step_env_value("PUSH_TOKEN") == "${{ secrets.BUMP_SDK_PUSH_TOKEN }}"
+    before = git(remote, "for-each-ref").stdout
+    completed = run_step(clone, step_env, "tag", PUSH_TOKEN="", JOB_TOKEN="job-token")
+    assert completed.returncode == 1 and "BUMP_SDK_PUSH_TOKEN" in completed.stdout, completed.stdout + completed.stderr
+    assert git(remote, "for-each-ref").stdout == before and gh_calls(step_env) == []
+
+
+def test_a_rejected_main_pushes_no_tag(rehearsal):
+    """Tag mode when main moved on the remote during the bump: the push of main is rejected, and the tag
+    (one atomic push with it) does not reach the remote either."""
+    clone, remote, step_env = rehearsal
+    other = clone.parent / "other"
+    git(clone.parent, "clone", "-q", str(remote), str(other))
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    git(other, *identity, "commit", "-q", "--allow-empty", "-m", "main moved meanwhile")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/main")
+    completed = run_step(clone, step_env, "tag")
+    assert completed.returncode != 0, completed.stdout + completed.stderr
+    assert git(remote, "tag", "--list").stdout.strip() == ""
+    assert git(remote, "log", "-1", "--format=%s", "main").stdout.strip() == "main moved meanwhile"
+
+
+def test_an_open_bump_pull_request_is_updated_and_older_ones_closed(rehearsal):
+    """With the bump's pull request open (branch bump-sdk/botocore, an older release's title) and an older
+    per-release one (bump-sdk/botocore-1.40.0): the branch is force-pushed with the new pin, the open
+    pull request's title and body edited (none created), the older one closed as superseded, its branch
+    deleted."""
+    clone, remote, step_env = rehearsal
+    listed = [{"number": 5, "headRefName": "bump-sdk/botocore", "title": "Pin boto3 0, botocore 0, s3transfer 0"},
+              {"number": 3, "headRefName": "bump-sdk/botocore-1.40.0", "title": "Pin botocore 1.40.0"},
+              {"number": 4, "headRefName": "feature/unrelated", "title": "A contributor's"}]
+    completed = run_step(clone, step_env, "", GH_PR_LIST=json.dumps(listed))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "botocore==%s \\" % OLDER in git(remote, "show", "bump-sdk/botocore:layer/requirements.txt").stdout
+    calls = [call["argv"] for call in gh_calls(step_env)]
+    assert [argv[:3] for argv in calls] == [["pr", "list", "--state"], ["pr", "edit", "5"], ["pr", "close", "3"]]
+    assert "botocore %s" % OLDER in calls[1][calls[1].index("--title") + 1]
+    assert "--delete-branch" in calls[2] and "Superseded by #5" in calls[2][calls[2].index("--comment") + 1]
+
+
+def test_the_same_release_already_proposed_changes_nothing(rehearsal):
+    """The bump pull request already proposes this release (same title), no older one open: nothing pushed,
+    nothing edited (a daily run does not restart the pull request's checks for nothing)."""
+    clone, remote, step_env = rehearsal
+    report = json.loads((clone / "build" / "bump-sdk.json").read_text())
+    sys.path.insert(0, REPO)
+    from tools.release import bump_pr
+    listed = [{"number": 5, "headRefName": "bump-sdk/botocore", "title": bump_pr.title(report)}]
+    before = git(remote, "for-each-ref").stdout
+    completed = run_step(clone, step_env, "", GH_PR_LIST=json.dumps(listed))
+    assert completed.returncode == 0 and "nothing to do" in completed.stdout, completed.stdout + completed.stderr
+    assert [call["argv"][:2] for call in gh_calls(step_env)] == [["pr", "list"]]
+    assert git(remote, "for-each-ref").stdout == before
+
+
+def test_tag_mode_is_judged_by_the_release_suite():
+    """In tag mode the workflow's bump runs with BUMP_SUITES=test, and make bump-sdk hands that to bump_sdk.py
+    as --suites: the release's own make test judges a bump before it is tagged."""
+    text = open(WORKFLOW).read()
+    assert "BUMP_SUITES: ${{ vars.BUMP_SDK_MODE == 'tag' && 'test' || '' }}" in text
+    assert 'make bump-sdk VERSION="${VERSION}" BUMP_SUITES="${BUMP_SUITES}"' in text
+    planned = subprocess.run(["make", "-n", "--no-print-directory", "-C", REPO, "bump-sdk", "BUMP_SUITES=test"],
+                             capture_output=True, text=True, env=env())
+    assert planned.returncode == 0, planned.stderr
+    assert '--suites "test"' in planned.stdout, planned.stdout
+    default = subprocess.run(["make", "-n", "--no-print-directory", "-C", REPO, "bump-sdk"], capture_output=True,
+                             text=True, env=env())
+    assert "--suites" not in default.stdout

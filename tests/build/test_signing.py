@@ -133,3 +133,55 @@ def test_publish_signed_publishes_the_signed_object_once(aws, release, tmp_path,
     assert signer.started[0]["profileName"] == "ReleaseProfile"
     assert publish.publish_region(REGION, [layer], options) == [(layer_name, "unchanged", arn)]
     signer.stubber.assert_no_pending_responses()
+
+
+def test_a_signed_stage_stopped_after_a_publish_is_re_runnable(aws, release, tmp_path, monkeypatch):
+    """Signing on, two regions: the stage stops in the second right after its publish (nothing else done
+    there). The re-run finds the signed version there (the release's parameter was written before the
+    publish), publishes and signs nothing, and every region has the one number 1; before, the re-run
+    planned version 2 in that region alone and was refused for good."""
+    regions = [REGION, "us-west-2"]
+    s3s = {region: boto3.client("s3", region_name=region) for region in regions}
+    base = "sign-rerun-%s" % tmp_path.name[-8:].lower().replace("_", "-")
+    for region in regions:
+        s3s[region].create_bucket(Bucket="%s-%s" % (base, region), **(
+            {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}))
+        s3s[region].put_bucket_versioning(Bucket="%s-%s" % (base, region),
+                                          VersioningConfiguration={"Status": "Enabled"})
+    hook_zip = next(os.path.join(release, f) for f in os.listdir(release)
+                    if f.startswith("aws-python-keepalive-hook-") and f.endswith(".zip"))
+    signer = StubbedSigner()
+    for region in regions:
+        key = "signed/job-%s.zip" % region
+        s3s[region].put_object(Bucket="%s-%s" % (base, region), Key=key,
+                               Body=open(hook_zip, "rb").read() + b"\0signature " + region.encode())
+        signer.job("job-%s" % region, ["Succeeded"], key, "%s-%s" % (base, region))
+    real_client = boto3.session.Session.client
+    monkeypatch.setattr(boto3.session.Session, "client", lambda self, service, **kw: signer.client
+                        if service == "signer" else real_client(self, service, **kw))
+    monkeypatch.setattr(signing.time, "sleep", lambda s: None)
+    real_clients = publish.clients
+    stopped = []
+
+    def stop_after_the_publish(region):
+        session, client, ssm = real_clients(region)
+        if region == "us-west-2" and not stopped:
+            def stop(**_):
+                stopped.append(region)
+                raise RuntimeError("the run stopped here (a lost connection, a cancelled job)")
+            client.meta.events.register("after-call.lambda.PublishLayerVersion", stop)
+        return session, client, ssm
+
+    monkeypatch.setattr(publish, "clients", stop_after_the_publish)
+    # One region at a time, in order: the signer stub answers its queued jobs in that order.
+    layer = publish.Layer("signed-rerun-%s" % tmp_path.name[-8:], hook_zip)
+    options = {"public": False, "organization": "", "ssm_prefix": publish.SSM_PREFIX, "partition": "aws",
+               "signing": {"profile": "ReleaseProfile", "bucket": base + "-{region}"}}
+    first = publish.run([layer], regions, options, jobs=1, step="stage")
+    assert stopped == ["us-west-2"] and first["us-west-2"][0] == "failed" and first[REGION][0] == "done"
+    assert [v["Version"] for v in boto3.client("lambda", region_name="us-west-2").list_layer_versions(
+        LayerName=layer.name)["LayerVersions"]] == [1]
+    again = publish.run([layer], regions, options, jobs=1, step="stage")
+    assert {region: [(status, arn.rsplit(":", 1)[1]) for _, status, arn in again[region][1]] for region in regions} \
+        == {region: [("unchanged", "1")] for region in regions}
+    signer.stubber.assert_no_pending_responses()

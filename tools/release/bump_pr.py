@@ -3,16 +3,20 @@ new pin, or a patch release's tag (repository variable BUMP_SDK_MODE=tag).
 
     python tools/release/bump_pr.py --report build/bump-sdk.json [--mode pr|tag] [--remote origin] [--base main]
 
-pr (the default): the working tree's changes committed on ``bump-sdk/botocore-<version>``, pushed, and
-one pull request opened with ``gh`` whose body says what moved, what changed in botocore (services,
-defaults, the modules the hook patches), each suite's result and the diff's file list. A pull
-request already open for that branch (yesterday's run, same release) is left as it is.
+pr (the default): the working tree's changes committed on the one bump branch, ``bump-sdk/botocore``,
+force-pushed, and one pull request with ``gh`` whose body says what moved, what changed in botocore
+(services, defaults, the modules the hook patches), each suite's result and the diff's file list.
+There is one bump pull request at a time: when it is open already it is updated in place (the
+branch and its title and body; left as it is when it already proposes this release), and a pull
+request of an older branch ``bump-sdk/botocore-<version>`` (what earlier runs opened, one per
+release) is closed as superseded, its branch deleted.
 
 tag: the same commit with the hook's version's patch number raised (layer/aws_keepalive/__init__.py,
 template.yaml's descriptions, a CHANGELOG.md section when the file exists: the release notes need
-one), pushed to the base branch with the tag ``v<version>``; the tag starts the release workflow.
-(GitHub does not start workflows for pushes made with the job's own GITHUB_TOKEN: the workflow
-pushes with a token that can, and says so.)
+one), pushed to the base branch with the tag ``v<version>`` in one atomic push: when the base
+branch moved meanwhile, git refuses both and no tag exists on a commit the branch lacks. The tag
+starts the release workflow. (GitHub does not start workflows for pushes made with the job's own
+GITHUB_TOKEN: the workflow pushes with a token that can, and refuses tag mode without one.)
 
 Nothing here decides whether the bump is good: make bump-sdk did, and wrote the report only then
 with ``changed``; a refused or unchanged report makes this exit without touching git.
@@ -92,20 +96,35 @@ def raise_version(report):
     return version
 
 
+BRANCH = "bump-sdk/botocore"
+
+
 def open_pull_request(report, remote, base):
-    branch = "bump-sdk/botocore-%s" % report["new"]["botocore"]
-    listed = run(["gh", "pr", "list", "--head", branch, "--state", "open", "--json", "number", "--jq", "length"],
+    """The one bump pull request: created, or updated in place; older bumps' pull requests closed."""
+    listed = run(["gh", "pr", "list", "--state", "open", "--limit", "200", "--json", "number,headRefName,title"],
                  capture_output=True).stdout.strip()
-    if listed not in ("", "0"):
-        print("bump_pr: a pull request for %s is open already; nothing to do" % branch)
+    open_prs = json.loads(listed or "[]")
+    ours = [pr for pr in open_prs if pr["headRefName"] == BRANCH]
+    older = [pr for pr in open_prs if pr["headRefName"].startswith(BRANCH + "-")]
+    if ours and ours[0]["title"] == title(report) and not older:
+        print("bump_pr: pull request #%d already proposes %s; nothing to do" % (ours[0]["number"], title(report)))
         return
     diff_stat = run(["git", "diff", "--stat"], capture_output=True).stdout
     text = body(report, diff_stat)
-    run(["git", "switch", "-c", branch])
+    run(["git", "switch", "-C", BRANCH])
     run(["git", "commit", "-q", "-a", "-F", "-"], input=title(report) + "\n\n" + text)
-    run(["git", "push", "-f", remote, "HEAD:refs/heads/" + branch])
-    run(["gh", "pr", "create", "--base", base, "--head", branch, "--title", title(report), "--body-file", "-"],
-        input=text)
+    run(["git", "push", "-f", remote, "HEAD:refs/heads/" + BRANCH])
+    if ours:
+        number = ours[0]["number"]
+        run(["gh", "pr", "edit", str(number), "--title", title(report), "--body-file", "-"], input=text)
+    else:
+        created = run(["gh", "pr", "create", "--base", base, "--head", BRANCH, "--title", title(report),
+                       "--body-file", "-"], input=text, capture_output=True).stdout.strip()
+        print(created)
+        number = created.rstrip("/").rsplit("/", 1)[-1] or "?"
+    for pr in older:
+        run(["gh", "pr", "close", str(pr["number"]), "--delete-branch", "--comment",
+             "Superseded by #%s (%s)." % (number, title(report))])
 
 
 def tag_release(report, remote, base):
@@ -114,7 +133,8 @@ def tag_release(report, remote, base):
     run(["git", "commit", "-q", "-a", "-F", "-"],
         input="Release %s: %s\n\n%s" % (version, title(report), body(report, diff_stat)))
     run(["git", "tag", "-a", "v" + version, "-m", "v%s: %s" % (version, title(report))])
-    run(["git", "push", remote, "HEAD:refs/heads/" + base, "refs/tags/v" + version])
+    # Both or neither: a push of main rejected (main moved during the bump) must not leave the tag behind.
+    run(["git", "push", "--atomic", remote, "HEAD:refs/heads/" + base, "refs/tags/v" + version])
     print("bump_pr: tagged v%s; the release workflow takes it from here" % version)
 
 

@@ -19,7 +19,8 @@ reach it within a day, with no hand edit. One command does what a bump needs, in
 4. **rebuild**: both layer zips (their CA directories and prepared data are made from the pin),
    the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes).
 5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat``:
-   the last runs botocore's own unit tests from the pinned sdist with the layer on). A failing suite
+   the last runs botocore's own unit tests from the pinned sdist with the layer on; ``--suites test``,
+   what the scheduled workflow's tag mode passes: the release's own suite, since it tags a release). A failing suite
    restores every file the bump wrote and names the failing tests; exit 1.
 6. **say what changed**: the two botocore data folders compared (services added and removed,
    service models changed, defaults-mode values, Lambda's regions) and the botocore modules the hook
@@ -356,10 +357,12 @@ def main(argv=None):
     parser.add_argument("--report", default="", help="write what happened as JSON here")
     parser.add_argument("--work", default="build/bump-sdk", help="logs and the two botocore trees")
     parser.add_argument("--repo", default=REPO, help="the checkout to bump (default: this one)")
+    parser.add_argument("--suites", default=" ".join(SUITES),
+                        help="the make targets that judge the bump (space-separated; `test`: the release's suite)")
     args = parser.parse_args(argv)
     return bump(os.path.abspath(args.uv), args.make.split(), version=args.version or None,
                 index_url=args.index_url or None, work=args.work, report_path=args.report or None,
-                repo=os.path.abspath(args.repo))
+                suites=tuple(args.suites.split()) or SUITES, repo=os.path.abspath(args.repo))
 
 
 if __name__ == "__main__":

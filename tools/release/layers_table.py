@@ -2,6 +2,7 @@
 
     python tools/release/layers_table.py build/release/layers.json                 # the ARN table alone
     python tools/release/layers_table.py build/release/layers.json --notes build/release --changelog CHANGELOG.md
+    python tools/release/layers_table.py --check-changelog 0.1.1    # the section exists (before a release builds)
 
 The table: one row per region, one column per layer (the full layer and the hook-only one), each cell
 the layer version's ARN; regions sorted.  An empty or missing file says that nothing has been
@@ -11,6 +12,10 @@ published, rather than printing an empty table.
 version's section of the changelog (a release without one is refused: the notes would say nothing
 about what changed), the table, and for each zip its sha256 and the CodeSha256 Lambda reports for it
 (base64 of the same digest), so a user can compare ``aws lambda get-layer-version`` with the file.
+
+``--check-changelog VERSION``: only that the changelog has the version's section. The release workflow
+asks first, before it builds or stages anything: the notes come from the tagged commit, so a missing
+section found once the layers are public could not be fixed by a re-run.
 """
 
 import argparse
@@ -64,11 +69,21 @@ def notes(table, release_dir, changelog, version):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("layers_json", nargs="+", help="layers.json files (one per partition), merged")
+    parser.add_argument("layers_json", nargs="*", help="layers.json files (one per partition), merged")
     parser.add_argument("--notes", metavar="RELEASE_DIR", help="the whole release notes for the zips of this folder")
     parser.add_argument("--changelog", default="CHANGELOG.md")
     parser.add_argument("--version", help="the release's version (default: the one in the zips' folder names)")
+    parser.add_argument("--check-changelog", metavar="VERSION", help="only check the changelog's section")
     args = parser.parse_args(argv)
+    if args.check_changelog:
+        with open(args.changelog) as handle:
+            if changelog_section(handle.read(), args.check_changelog) is None:
+                raise SystemExit("layers_table: the changelog has no section `## %s`: write what changed before "
+                                 "releasing" % args.check_changelog)
+        print("layers_table: %s has a section for %s" % (args.changelog, args.check_changelog))
+        return
+    if not args.layers_json:
+        parser.error("no layers.json given")
     table = {}
     for path in args.layers_json:
         try:

@@ -18,7 +18,9 @@ with the smoke test between the first and the second):
    *without* any grant: runtimes, architectures, license and the description from
    tools/packaging/layer_info.py.  The zip goes up inline (Lambda's 50 MB direct-upload limit), or, with
    ``--signing-profile``, through S3 and an AWS Signer job (tools/release/signing.py).  The
-   per-release SSM parameter ``<prefix>/<layer>/<release version>`` names it.
+   per-release SSM parameter ``<prefix>/<layer>/<release version>`` names it, written *before* the
+   publish (the version number is known), so that a run stopped between the two is re-runnable,
+   signed or not.
 2. **promote**: ``--public`` grants ``lambda:GetLayerVersion`` to principal ``*`` (any account),
    ``--principal-org o-...`` to one organization's accounts, neither: private; ``<prefix>/<layer>/latest``
    moves to it only when it is the newest version (a re-run of an older release leaves it alone).
@@ -171,6 +173,15 @@ def stage_region(region, layers, plans, found, options):
         else:
             if options.get("align") and region in plans[layer.name].behind:
                 versions.align(client, layer.name, plans[layer.name].behind[region])
+            # The per-release parameter first, naming the version this zip is about to become: a run
+            # stopped right after the publish (before anything else is written) leaves a version a re-run
+            # must recognise, and a signed zip's bytes (Signer's) can only be recognised through this
+            # parameter. Written after, it would be missing there, the re-run would plan the next number
+            # in that region only, and refuse for good (one number everywhere). A parameter naming a
+            # version that never came (the publish failed) names no existing version: found nothing.
+            ssm_params.ensure(ssm, layer, ssm_params.names(options["ssm_prefix"], layer)[1],
+                              "%s%s:layer:%s:%d" % (region_list.layer_arn_prefix(options["partition"], region),
+                                                    account_of(session, region, options), layer.name, number))
             response = client.publish_layer_version(
                 LayerName=layer.name,
                 Description=layer.description,
@@ -190,6 +201,14 @@ def stage_region(region, layers, plans, found, options):
         ssm_params.ensure(ssm, layer, ssm_params.names(options["ssm_prefix"], layer)[1], arn)
         results.append((layer.name, status, arn))
     return results
+
+
+def account_of(session, region, options):
+    """The account id (main() proved the credentials with it; asked of STS in ``region`` otherwise)."""
+    if not options.get("account"):
+        options["account"] = session.client("sts", region_name=region, config=CLIENT_CONFIG).get_caller_identity()[
+            "Account"]
+    return options["account"]
 
 
 def staged(region, layers, options):
@@ -456,7 +475,7 @@ def main(argv=None):
     regions, every = choose_regions(args.regions, args.partition, args.regions_file)
     region_list.check_partition(regions, args.partition)
     options = {"public": args.public, "organization": args.principal_org, "ssm_prefix": args.ssm_prefix.rstrip("/"),
-               "partition": args.partition, "all": every, "align": args.align,
+               "partition": args.partition, "account": account, "all": every, "align": args.align,
                "signing": {"profile": args.signing_profile, "bucket": args.signing_bucket}
                if args.signing_profile else None}
     access = "public" if args.public else ("organization " + args.principal_org if args.principal_org else "private")

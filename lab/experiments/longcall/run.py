@@ -222,6 +222,8 @@ def rows(cells) -> list:
             # whether the layer's package was imported (a stock caller must say no).
             "runs_on": next(({k: o.body[k] for k in ("botocore", "aiobotocore", "layer_loaded") if k in o.body}
                              for o in cell.outcomes if isinstance(o.body, dict) and "botocore" in o.body), None),
+            "sockets_during_call": [sock for o in cell.outcomes if isinstance(o.body, dict)
+                                    for sock in o.body.get("sockets_during_call", [])],
             "sockets": [sock for o in cell.outcomes if isinstance(o.body, dict) for sock in o.body.get("sockets", [])],
             "arrivals_s": cell.arrivals_s, "error": None if cell.error is None else repr(cell.error),
         })
@@ -296,6 +298,32 @@ def sockets_read_back(table_rows) -> str:
                 found, timeouts(False), timeouts(True)))
 
 
+def in_flight_and_sdks(table_rows) -> str:
+    """Two sentences ('' for a run that recorded neither): the in-flight sockets' keep-alive options,
+    stock's and the layer's, read halfway through the read timeout; and what each caller ran on."""
+    def options(stock):
+        seen = sorted({(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"]) for r in table_rows
+                       if r["stock"] == stock for s in r.get("sockets_during_call", [])})
+        return "; ".join("SO_KEEPALIVE %d, TCP_KEEPIDLE %d s, TCP_KEEPINTVL %d s" % o for o in seen) or "-"
+
+    text = ""
+    if any(r.get("sockets_during_call") for r in table_rows):
+        text += (" Read back halfway through the read timeout, the request in flight: stock %s; with the layer %s."
+                 % (options(True), options(False)))
+    ran_on = {}
+    for r in table_rows:
+        if r.get("runs_on"):
+            sdk = r["runs_on"]
+            key = ("aiobotocore %s over botocore %s" % (sdk["aiobotocore"], sdk["botocore"]) if "aiobotocore" in sdk
+                   else "botocore %s" % sdk["botocore"], sdk["layer_loaded"])
+            ran_on.setdefault(key, []).append(r["name"])
+    if ran_on:
+        text += " The callers reported: %s." % "; ".join(
+            "%s, layer %s (%s)" % (sdk, "imported" if loaded else "not imported", ", ".join(dict.fromkeys(names)))
+            for (sdk, loaded), names in sorted(ran_on.items()))
+    return text
+
+
 def view(data) -> str:
     """docs/longcall.md: the table of one run (make docs)."""
     run = data[next(iter(data))]
@@ -307,7 +335,8 @@ def view(data) -> str:
     return ("%s; layer timers: %s. Stand-in callers: CPython %s (on-demand, runtime-kind botocore %s), "
             "CPython %s (Managed Instances).%s%s\n\n%s" % (
                 describe_scale(run), timers, run["on_demand_python"], run["runtime_botocore"], run["lmi_python"],
-                longer_calls(run["rows"]), sockets_read_back(run["rows"]), markdown(run["rows"])))
+                longer_calls(run["rows"]), sockets_read_back(run["rows"]) + in_flight_and_sdks(run["rows"]),
+                markdown(run["rows"])))
 
 
 def summary(data) -> str:

@@ -71,21 +71,52 @@ def test_a_single_attempt_runs_the_callee_once_and_still_loses_the_answer(table_
         assert row["outcome"] == "no answer: ReadTimeoutError" and row["requests_received"] == 1, row
 
 
-def test_the_view_states_the_timers_the_kernel_read_back_not_typed_ones():
-    """docs/longcall.md's text at the shipped defaults (no timer variable set) names the timers the
-    sockets read back, and no typed-in value: a run with other defaults must not read as 60 s / 10 s."""
-    import copy
+def test_in_flight_stock_has_so_keepalive_alone_and_the_layer_its_timers(table_rows):
+    """Read from the kernel halfway through the call: AWS's advice gives the in-flight socket
+    SO_KEEPALIVE with Linux's 7 200 s first probe; the layer's carries its (scaled) 1 s timers."""
+    keepalive = [(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"]) for r in _rows(table_rows, "advice-once")
+                 for s in r["sockets_during_call"]]
+    assert keepalive == [(1, 7200), (1, 7200)], keepalive
+    keepalive = [(s["SO_KEEPALIVE"], s["TCP_KEEPIDLE"], s["TCP_KEEPINTVL"]) for r in _rows(table_rows, "full")
+                 for s in r["sockets_during_call"]]
+    assert keepalive == [(1, 1, 1), (1, 1, 1)], keepalive
+
+
+def _recorded_350_run():
+    """docs/data/longcall-350.json, the run README renders (a fresh copy, to alter)."""
     import json
     from pathlib import Path
 
+    return json.loads((Path(__file__).resolve().parents[3] / "docs" / "data" / "longcall-350.json").read_text())
+
+
+def test_the_view_states_the_timers_the_kernel_read_back_not_typed_ones():
+    """docs/longcall.md's text at the shipped defaults (no timer variable set) names the timers the
+    sockets read back, and no typed-in value: a run with other defaults must not read as 60 s / 10 s."""
     from lab.experiments.longcall import run as longcall
 
-    run = json.loads((Path(__file__).resolve().parents[3] / "docs" / "data" / "longcall-350.json").read_text())
-    assert run["layer_timers"] == {}, run["layer_timers"]
-    other = copy.deepcopy(run)
+    other = _recorded_350_run()
+    assert other["layer_timers"] == {}, other["layer_timers"]
     for row in other["rows"]:
         for sock in row["sockets"]:
             sock["TCP_KEEPIDLE"], sock["TCP_KEEPINTVL"] = 120, 20
     text = longcall.view({"longcall-350": other}).split("\n\n")[0]
     assert "TCP_KEEPIDLE 120 s, TCP_KEEPINTVL 20 s" in text, text
     assert "IDLE 60 s" not in text and "INTERVAL 10 s" not in text, text
+
+
+def test_the_view_shows_the_in_flight_sockets_and_what_each_caller_ran_on():
+    """docs/longcall.md gives, from the JSON, stock's and the layer's keep-alive options read in flight
+    and each caller's SDK with the layer imported or not."""
+    from lab.experiments.longcall import run as longcall
+
+    run = _recorded_350_run()
+    for row in run["rows"]:
+        idle, interval, sdk = (7200, 75, "1.42.97") if row["stock"] else (60, 10, "1.44.8")
+        row["sockets_during_call"] = [{"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": idle, "TCP_KEEPINTVL": interval}]
+        row["runs_on"] = {"botocore": sdk, "layer_loaded": not row["stock"]}
+    text = longcall.view({"longcall-350": run}).split("\n\n")[0]
+    assert ("in flight: stock SO_KEEPALIVE 1, TCP_KEEPIDLE 7200 s, TCP_KEEPINTVL 75 s; with the layer "
+            "SO_KEEPALIVE 1, TCP_KEEPIDLE 60 s, TCP_KEEPINTVL 10 s.") in text, text
+    assert "botocore 1.42.97, layer not imported (advice, env, advice-once, aio, lmi)" in text, text
+    assert "botocore 1.44.8, layer imported (full, hook, aio-layer, lmi-layer)" in text, text

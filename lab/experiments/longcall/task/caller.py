@@ -13,6 +13,7 @@ LAB_MAX_ATTEMPTS: when set, ``retries={"total_max_attempts": N}`` (a call that m
 
 import json
 import os
+import threading
 import time
 
 import boto3
@@ -36,12 +37,21 @@ def timeouts():
 def handler(event, context):
     """Invoke the callee once (RequestResponse); the callee's answer, or the error, and the time."""
     started = time.monotonic()
+    # Halfway through the read timeout the request is in flight and the callee still works: the
+    # kernel's view of the socket then is what carries (or loses) the flow, stock's included.
+    during = []
+    reader = threading.Timer(READ_TIMEOUT_S / 2, lambda: during.extend(sockets()))
+    reader.daemon = True
+    reader.start()
     try:
         response = client.invoke(FunctionName=event.get("callee", "lab-callee"), Payload=json.dumps(event).encode())
         answer = json.loads(response["Payload"].read())
     except Exception as error:  # what the caller's code would see: reported, not raised
+        reader.cancel()
         return {"answered": False, "error": type(error).__name__, "detail": str(error)[:300],
                 "seconds": round(time.monotonic() - started, 3), "pid": os.getpid(), "timeouts": timeouts(),
-                **runs_on()}
+                "sockets_during_call": during, **runs_on()}
+    reader.cancel()
     return {"answered": True, "answer": answer, "seconds": round(time.monotonic() - started, 3),
-            "pid": os.getpid(), "timeouts": timeouts(), "sockets": sockets(), **runs_on()}
+            "pid": os.getpid(), "timeouts": timeouts(), "sockets": sockets(), "sockets_during_call": during,
+            **runs_on()}
