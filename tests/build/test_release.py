@@ -64,7 +64,7 @@ def test_a_clone_at_another_path_users_settings_gives_the_same_release(release, 
     checked against the clone's own pins) and bootstraps its own uv."""
     pinned = "PINNED_ROOT=%s" % os.path.join(REPO, ".venv", "python-pinned")
     long = clone(str(tmp_path / ("a-much-longer-folder-name-for-the-clone-" * 3) / "src"))
-    assert len(long) > len(REPO) + 60
+    assert len(long) != len(REPO)  # paths of other lengths: nothing may depend on where it was built
     folder = os.path.join(long, "build", "release")
     os.makedirs(folder)
     with open(os.path.join(folder, "layers.json"), "w") as out:
