@@ -4,8 +4,10 @@
 
 * ``full``: the layer's package (this work tree's, copied: its prepared data and CA directory go
   inside it) beside the layer's pinned SDK (layer/requirements.txt, installed by make into
-  ``.venv/twin/layer-sdk``), with the hashed CA directory of that SDK's default bundle and its
-  prepared data: what tools/packaging/build_layer.py writes, by the same functions.
+  ``.venv/twin/layer-sdk`` with the declared patches of layer/patches/ applied), with the hashed CA
+  directory of that SDK's default bundle and its prepared data: what tools/packaging/build_layer.py
+  writes, by the same functions.  ``full-unpatched``: the same without the patches
+  (``.venv/twin/layer-sdk-unpatched``), the stock side of the patched-SDK axis.
 * ``hook``: the package alone, with the CA directory and prepared data of the runtime's bundled
   SDK (the stand-in prefix's boto3, from lab/runtime-sdk/<RUNTIME_BOTO3>.txt): the SDK the
   function imports is the runtime's.
@@ -33,6 +35,9 @@ VENV = os.path.join(REPO, ".venv")
 # The stand-in runtime interpreter and what make installed for the twin (mk/test.mk sets these).
 RUNTIME_PYTHON = os.environ.get("AWS_KEEPALIVE_TWIN_PYTHON", os.path.join(VENV, "lambda-" + MINOR, "bin", "python"))
 LAYER_SDK = os.environ.get("AWS_KEEPALIVE_TWIN_LAYER_SDK", os.path.join(VENV, "twin", "layer-sdk"))
+# The same lock without the declared patches (layer/patches/): the patched-SDK axis's stock side.
+LAYER_SDK_UNPATCHED = os.environ.get("AWS_KEEPALIVE_TWIN_LAYER_SDK_UNPATCHED",
+                                     os.path.join(VENV, "twin", "layer-sdk-unpatched"))
 FUNCTION_LIBS = os.environ.get("AWS_KEEPALIVE_TWIN_LIBS", os.path.join(VENV, "twin", "function-libs"))
 AIO_DIR = os.path.join(os.environ.get("AWS_KEEPALIVE_AIO_DIRS", os.path.join(VENV, "aio")), MINOR,
                        "aiobotocore-3.10.0")
@@ -43,11 +48,12 @@ class Sites:
 
     def __init__(self, root):
         self.python = RUNTIME_PYTHON
-        for needed in (RUNTIME_PYTHON, LAYER_SDK, FUNCTION_LIBS, AIO_DIR):
+        for needed in (RUNTIME_PYTHON, LAYER_SDK, LAYER_SDK_UNPATCHED, FUNCTION_LIBS, AIO_DIR):
             if not os.path.exists(needed):
                 raise RuntimeError("%s is missing: run the twin through `make test-twin`" % needed)
         self.runtime_site = _site_packages(RUNTIME_PYTHON)
         self.opt = {"full": _opt(os.path.join(root, "opt-full"), LAYER_SDK),
+                    "full-unpatched": _opt(os.path.join(root, "opt-full-unpatched"), LAYER_SDK_UNPATCHED),
                     "hook": _opt(os.path.join(root, "opt-hook"), None, self.runtime_site)}
         self.task = {"plain": _task(os.path.join(root, "task"), []),
                      "aio": _task(os.path.join(root, "task-aio"), [AIO_DIR])}
