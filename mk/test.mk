@@ -140,20 +140,25 @@ test-upstream: $(VENV)/test-3.12/bin/python $(UPSTREAM_SDISTS)/.done $(LAYER_ZIP
 # runtime's bundled boto3), the layer activated by the runtime's own startup steps; docs/twin.md.
 # What the runs import besides the prefix: the full layer's pinned SDK (as the layer build installs
 # it) and the libraries the twin's function bundles (tests/twin/requirements.txt: truststore).
-# layer-sdk has the declared patches of layer/patches/ applied (tools/packaging/patches.py, as the build
-# does); layer-sdk-unpatched is the same lock without them: the stock side of the patched-SDK axis
-# (tests/twin/test_sdk_patches.py, issue 36).
 TWIN_DIR := $(VENV)/twin
-$(TWIN_DIR)/layer-sdk/.done: layer/requirements.txt $(wildcard layer/patches/*/*.patch) tools/packaging/patches.py | $(UV)
+# layer-sdk: the pinned wheels as PyPI ships them (the stock twin's SDK); layer-sdk-patched: the same with
+# layer/patches/ applied as the layer build applies them (tools/packaging/patches.py), the layer twin's
+# SDK: what the full layer ships. Both fresh from the index (hash-checked wheels), copied, not linked:
+# uv's cache holds unpacked files that any tree linked to them shares, and one that was patched in place
+# (seen here, 2026-11-28: all nine files layer/patches/ changes) would make both twins patched.
+$(TWIN_DIR)/layer-sdk/.done: layer/requirements.txt | $(UV)
 	rm -rf $(TWIN_DIR)/layer-sdk
-	$(UV) pip install -q --target $(TWIN_DIR)/layer-sdk --python $(call need_python,3.12) --require-hashes \
-	  --no-deps -r layer/requirements.txt
-	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -m tools.packaging.patches $(TWIN_DIR)/layer-sdk
-	touch $@
-$(TWIN_DIR)/layer-sdk-unpatched/.done: layer/requirements.txt | $(UV)
-	rm -rf $(TWIN_DIR)/layer-sdk-unpatched
-	$(UV) pip install -q --target $(TWIN_DIR)/layer-sdk-unpatched --python $(call need_python,3.12) \
+	$(UV) pip install -q --no-cache --link-mode copy --target $(TWIN_DIR)/layer-sdk --python $(call need_python,3.12) \
 	  --require-hashes --no-deps -r layer/requirements.txt
+	touch $@
+$(TWIN_DIR)/layer-sdk-patched/.done: layer/requirements.txt $(wildcard layer/patches/*/*.patch) tools/packaging/patches.py \
+  | $(UV)
+	rm -rf $(TWIN_DIR)/layer-sdk-patched
+	$(UV) pip install -q --no-cache --link-mode copy --target $(TWIN_DIR)/layer-sdk-patched \
+	  --python $(call need_python,3.12) --require-hashes --no-deps -r layer/requirements.txt
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -c "import sys; from tools.packaging import patches; \
+	  print('\n'.join(p['distribution'] + '/' + p['name'] for p in patches.apply_all(sys.argv[1])))" \
+	  $(TWIN_DIR)/layer-sdk-patched > $(TWIN_DIR)/layer-sdk-patched/.applied
 	touch $@
 $(TWIN_DIR)/function-libs/.done: tests/twin/requirements.txt | $(UV)
 	rm -rf $(TWIN_DIR)/function-libs
@@ -164,13 +169,13 @@ $(TWIN_DIR)/function-libs/.done: tests/twin/requirements.txt | $(UV)
 # The session's layer folders get hashed CA directories (tools/packaging/ca_dir.py: the openssl command).
 .PHONY: test-twin
 test-twin: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(TWIN_DIR)/layer-sdk/.done \
-  $(TWIN_DIR)/layer-sdk-unpatched/.done $(TWIN_DIR)/function-libs/.done $(VENV)/aio/3.12/aiobotocore-3.10.0/.done \
+  $(TWIN_DIR)/layer-sdk-patched/.done $(TWIN_DIR)/function-libs/.done $(VENV)/aio/3.12/aiobotocore-3.10.0/.done \
   $(VENV)/moto/bin/python
 	@command -v openssl >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
 	@AWS_KEEPALIVE_TWIN_PYTHON=$(CURDIR)/$(VENV)/lambda-3.12/bin/python \
 	  AWS_KEEPALIVE_TWIN_LAYER_SDK=$(CURDIR)/$(TWIN_DIR)/layer-sdk AWS_KEEPALIVE_TWIN_LIBS=$(CURDIR)/$(TWIN_DIR)/function-libs \
-	  AWS_KEEPALIVE_TWIN_LAYER_SDK_UNPATCHED=$(CURDIR)/$(TWIN_DIR)/layer-sdk-unpatched \
+	  AWS_KEEPALIVE_TWIN_LAYER_SDK_PATCHED=$(CURDIR)/$(TWIN_DIR)/layer-sdk-patched \
 	  AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
 	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \
 	  $(call run_pytest,stock twin,$(VENV)/test-3.12/bin/python,tests/twin)

@@ -111,7 +111,7 @@ CLIENT_CERT = "_aws_keepalive_client_cert"
 enabled = False  # set by patch.apply when AWS_PYTHON_KEEPALIVE_TLS_RESUME is on
 _forks = 0
 # [context, server_hostname, session, handed, generation] while a connection that offers a session
-# connects:
+# connects (``handed``: False, then True, then the SSLSocket or SSLObject it went into):
 # a context variable, so each thread and each asyncio task sees only its own offer.  ``handed``
 # turns True when the session went into wrap_socket / wrap_bio, i.e. into a ClientHello (a list,
 # shared with the copy of the context asyncio 3.10 runs ``connection_made`` in).
@@ -290,10 +290,18 @@ def _connected(owner, ssl_object, token, failed):
     if token is None:
         return None
     cache, key, offer = token
-    offered = offer is not None and offer[3]
+    offered = offer is not None and offer[3] is not False
     if offer is not None and cache.probes.get(key) is offer:
         cache.probes.pop(key, None)  # this key's probe ended: another connection may offer
-    if failed:
+    # The offer went into a handshake that is not this connection's: aiohttp tries a host's next
+    # address when a TLS handshake fails or times out (ClientConnectorError, TimeoutError), and
+    # that attempt offers nothing (the offer was used up).  So the handshake that carried the
+    # session failed, though the connection succeeded: behind a PSK-dropping middlebox each such
+    # offer cost a connect timeout, counted as a refusal (back-off) instead of a failure (review
+    # of issue 34: 4 PSK hellos in 12 calls to a two-address host).
+    offer_failed = failed or (offered and ssl_object is not None and offer[3] is not True
+                              and offer[3] is not ssl_object)
+    if offer_failed:
         if offered:
             # The handshake that carried the session failed (timeout, reset, alert).  Some
             # middleboxes (DPI firewalls, old TLS proxies) drop or reset every ClientHello with a
@@ -305,7 +313,7 @@ def _connected(owner, ssl_object, token, failed):
             cache.sessions.pop(key, None)
             cache.proven.pop(key, None)
             _set_backoff(cache, key, (cache.backoffs.get(key, (0, 0))[0] + 1, NEVER))
-        return None
+        return None if failed else "full"
     if ssl_object is None:
         return None
     if not offered:
@@ -611,6 +619,9 @@ class _ResumingWrap:
             _offer.set(None)
             offer[3] = True
             kwargs["session"] = offer[2]
+            wrapped = method(context, *args, **kwargs)
+            offer[3] = wrapped  # the SSLSocket / SSLObject whose handshake carries the offer
+            return wrapped
         return method(context, *args, **kwargs)
 
 

@@ -33,7 +33,8 @@ def pytest_collection_finish(session):
     if not selected:
         return
     root = session.config._tmp_path_factory.mktemp("twin")
-    _scheduler = Scheduler(Sites(str(root)), PKI(str(root)), PAIRS)
+    pki = PKI(str(root))
+    _scheduler = Scheduler(Sites(str(root), pki.ca.cert_pem.bytes()), pki, PAIRS)
     for case_id, case in selected:
         _scheduler.submit(case_id, case)
 

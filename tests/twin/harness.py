@@ -90,14 +90,11 @@ class Check:
 
 class Case:
     """A scenario run twice.  ``params(run)``: extra parameters (paths in ``run.dir``, the PKI's
-    files in ``run.pki``, each check's ``run.urls``), merged into what the function gets.
-    ``stock_flavor``: the stock twin's /opt flavor when it differs from the layer's."""
+    files in ``run.pki``, each check's ``run.urls``), merged into what the function gets."""
 
     def __init__(self, scenario, checks, flavor="full", task="plain", env=None, params=None, rss_slack_mb=16,
-                 timeout_s=120, layer_says=(), stock_flavor=None):
+                 timeout_s=120, layer_says=()):
         self.scenario, self.checks, self.flavor, self.task = scenario, checks, flavor, task
-        # The stock twin's /opt when it is not the layer's (the patched-SDK axis: the unpatched SDK).
-        self.stock_flavor = stock_flavor or flavor
         # Debug lines the layer's run must print: the optimization under test ran (a case whose
         # optimization stepped aside proves nothing).
         self.layer_says = layer_says
@@ -122,8 +119,7 @@ class Run:
         env = dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=SWITCH[side], AWS_PYTHON_KEEPALIVE_DEBUG="1")
         env.update({key: value.format(**params) if isinstance(value, str) else value
                     for key, value in case.env.items()})
-        flavor = case.stock_flavor if side == "stock" else case.flavor
-        command = [sites.python, os.path.join(sites.runtime, "twin_bootstrap.py"), sites.opt[flavor],
+        command = [sites.python, os.path.join(sites.runtime, "twin_bootstrap.py"), sites.opt[case.flavor, side],
                    sites.task[case.task], case.scenario, json.dumps(params)]
         self.started = time.monotonic()
         self.process = subprocess.Popen(command, env=env, cwd=self.dir, stdout=subprocess.PIPE,

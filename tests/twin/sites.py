@@ -4,10 +4,13 @@
 
 * ``full``: the layer's package (this work tree's, copied: its prepared data and CA directory go
   inside it) beside the layer's pinned SDK (layer/requirements.txt, installed by make into
-  ``.venv/twin/layer-sdk`` with the declared patches of layer/patches/ applied), with the hashed CA
-  directory of that SDK's default bundle and its prepared data: what tools/packaging/build_layer.py
-  writes, by the same functions.  ``full-unpatched``: the same without the patches
-  (``.venv/twin/layer-sdk-unpatched``), the stock side of the patched-SDK axis.
+  ``.venv/twin/layer-sdk``), with the hashed CA directory of that SDK's default bundle and its
+  prepared data: what tools/packaging/build_layer.py writes, by the same functions.  The twin's
+  CA is added to that default bundle (botocore/cacert.pem, a copy), as if AWS's endpoints had
+  it: the default-bundle check then verifies through the layer's directory.
+  The stock twin's ``/opt/python`` holds the pinned wheels as published (``.venv/twin/layer-sdk``),
+  the layer twin's the SDK the layer ships, layer/patches/ applied (``.venv/twin/layer-sdk-patched``,
+  issue 36): the patches are compared with stock like every other optimization.
 * ``hook``: the package alone, with the CA directory and prepared data of the runtime's bundled
   SDK (the stand-in prefix's boto3, from lab/runtime-sdk/<RUNTIME_BOTO3>.txt): the SDK the
   function imports is the runtime's.
@@ -35,26 +38,28 @@ VENV = os.path.join(REPO, ".venv")
 # The stand-in runtime interpreter and what make installed for the twin (mk/test.mk sets these).
 RUNTIME_PYTHON = os.environ.get("AWS_KEEPALIVE_TWIN_PYTHON", os.path.join(VENV, "lambda-" + MINOR, "bin", "python"))
 LAYER_SDK = os.environ.get("AWS_KEEPALIVE_TWIN_LAYER_SDK", os.path.join(VENV, "twin", "layer-sdk"))
-# The same lock without the declared patches (layer/patches/): the patched-SDK axis's stock side.
-LAYER_SDK_UNPATCHED = os.environ.get("AWS_KEEPALIVE_TWIN_LAYER_SDK_UNPATCHED",
-                                     os.path.join(VENV, "twin", "layer-sdk-unpatched"))
+LAYER_SDK_PATCHED = os.environ.get("AWS_KEEPALIVE_TWIN_LAYER_SDK_PATCHED",
+                                   os.path.join(VENV, "twin", "layer-sdk-patched"))
 FUNCTION_LIBS = os.environ.get("AWS_KEEPALIVE_TWIN_LIBS", os.path.join(VENV, "twin", "function-libs"))
 AIO_DIR = os.path.join(os.environ.get("AWS_KEEPALIVE_AIO_DIRS", os.path.join(VENV, "aio")), MINOR,
                        "aiobotocore-3.10.0")
 
 
 class Sites:
-    """Paths of one session's folders: ``opt[flavor]``, ``task[kind]``, ``runtime``, ``python``."""
+    """Paths of one session's folders: ``opt[flavor, side]``, ``task[kind]``, ``runtime``, ``python``."""
 
-    def __init__(self, root):
+    def __init__(self, root, default_ca):
         self.python = RUNTIME_PYTHON
-        for needed in (RUNTIME_PYTHON, LAYER_SDK, LAYER_SDK_UNPATCHED, FUNCTION_LIBS, AIO_DIR):
+        for needed in (RUNTIME_PYTHON, LAYER_SDK, LAYER_SDK_PATCHED, FUNCTION_LIBS, AIO_DIR):
             if not os.path.exists(needed):
                 raise RuntimeError("%s is missing: run the twin through `make test-twin`" % needed)
         self.runtime_site = _site_packages(RUNTIME_PYTHON)
-        self.opt = {"full": _opt(os.path.join(root, "opt-full"), LAYER_SDK),
-                    "full-unpatched": _opt(os.path.join(root, "opt-full-unpatched"), LAYER_SDK_UNPATCHED),
-                    "hook": _opt(os.path.join(root, "opt-hook"), None, self.runtime_site)}
+        # The full flavor's stock twin runs the pinned wheels as published, its layer twin the SDK the
+        # full layer ships (layer/patches/ applied): the patches are part of what is compared.
+        self.opt = {("full", "stock"): _opt(os.path.join(root, "opt-full-stock"), LAYER_SDK, default_ca=default_ca),
+                    ("full", "layer"): _opt(os.path.join(root, "opt-full"), LAYER_SDK_PATCHED, default_ca=default_ca)}
+        hook = _opt(os.path.join(root, "opt-hook"), None, self.runtime_site)
+        self.opt.update({("hook", "stock"): hook, ("hook", "layer"): hook})
         self.task = {"plain": _task(os.path.join(root, "task"), []),
                      "aio": _task(os.path.join(root, "task-aio"), [AIO_DIR])}
         self.runtime = _runtime(os.path.join(root, "runtime"))
@@ -65,20 +70,29 @@ def _site_packages(python):
     return os.path.join(prefix, "lib", "python" + MINOR, "site-packages")
 
 
-def _link_entries(source, target):
+def _link_entries(source, target, skip=()):
     for entry in os.listdir(source):
-        if entry not in ("__pycache__", "bin") and not entry.startswith(".") and not os.path.exists(
+        if entry not in ("__pycache__", "bin") + skip and not entry.startswith(".") and not os.path.exists(
                 os.path.join(target, entry)):
             os.symlink(os.path.join(source, entry), os.path.join(target, entry))
 
 
-def _opt(opt, sdk, runtime_site=None):
-    """``opt/python`` of a flavor: the hook, the SDK (full), the CA directory and prepared data."""
+def _opt(opt, sdk, runtime_site=None, default_ca=None):
+    """``opt/python`` of a flavor: the hook, the SDK (full), the CA directory and prepared data.
+    ``default_ca`` (PEM bytes, full flavor): added to the SDK's default bundle before the layer's
+    CA directory is built from it, so that a client verifying with the default bundle reaches the
+    twin's servers -- through the hashed directory with the layer on, the bundle file without."""
     target = os.path.join(opt, "python")
     os.makedirs(target)
     build_layer.copy_hook(os.path.join(REPO, "layer"), target)
     ca_root = os.path.join(target, "aws_keepalive", "ca")
     if sdk is not None:
+        os.makedirs(os.path.join(target, "botocore"))
+        _link_entries(os.path.join(sdk, "botocore"), os.path.join(target, "botocore"), skip=("cacert.pem",))
+        with open(os.path.join(sdk, "botocore", "cacert.pem"), "rb") as source:
+            bundle = source.read()
+        with open(os.path.join(target, "botocore", "cacert.pem"), "wb") as out:
+            out.write(bundle + b"\n" + default_ca)
         _link_entries(sdk, target)
         ca_dir.build(build_layer.default_bundle(target), ca_root)
         prepare_data.prepare(target)

@@ -1,6 +1,7 @@
-"""The twin's patched-SDK axis (issue 36): the full layer's SDK with its declared patches
-(layer/patches/: lazy imports of s3transfer, the docs modules, dateutil.parser, importlib.metadata)
-against the same pinned SDK without them, the hook off in both, so that only the patches differ.
+"""The twin's patched-SDK axis (issue 36): the full flavor's layer twin runs the SDK with its declared
+patches (layer/patches/: lazy imports of s3transfer, the docs modules, dateutil.parser,
+importlib.metadata), its stock twin the same pinned wheels without them (sites.py); here the hook is
+off in both, so that only the patches differ, and the scenario uses what they made lazy.
 Each twin runs tests/build/sdk_probe.py's checks and a threaded multipart S3 transfer against its
 own moto server (API shape: moto answers as S3 does)."""
 
@@ -18,8 +19,8 @@ def probe_and_moto(run):
 
 
 CASES = {
-    "sdk_patches": Case("sdk_patches", {"sdk": Check()}, flavor="full", stock_flavor="full-unpatched",
-                        env={"AWS_PYTHON_KEEPALIVE": "0"}, params=probe_and_moto, timeout_s=300),
+    "sdk_patches": Case("sdk_patches", {"sdk": Check()}, flavor="full", env={"AWS_PYTHON_KEEPALIVE": "0"},
+                        params=probe_and_moto, timeout_s=300),
 }
 
 

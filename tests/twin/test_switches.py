@@ -6,10 +6,11 @@ import importlib
 import os
 import sys
 
-from axes import AXES, NOT_AXES
+from axes import AXES, NOT_AXES, SDK_PATCHES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "layer"))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "layer"))
 
 
 class _Recording(dict):
@@ -55,3 +56,21 @@ def test_every_switch_has_an_axis():
         for axis in axes:
             module = importlib.import_module("test_" + axis)
             assert module.CASES, "tests/twin/test_%s.py has no cases" % axis
+
+
+def test_every_sdk_patch_is_compared_with_stock():
+    """Every patch of layer/patches/ is applied to the layer twin's SDK and to none of the stock
+    twin's files, and each patched distribution names its axes (axes.SDK_PATCHES)."""
+    import sites
+    from tools.packaging import patches
+
+    declared = patches.load()
+    assert declared, "layer/patches/ holds no patch: this test would prove nothing"
+    with open(os.path.join(sites.LAYER_SDK_PATCHED, ".applied")) as applied:
+        assert applied.read().split() == ["%s/%s" % (p["distribution"], p["name"]) for p in declared]
+    for patch in declared:
+        assert SDK_PATCHES.get(patch["distribution"]), "no twin axis for %s's patches" % patch["distribution"]
+        for relative in patch["files"]:
+            with open(os.path.join(sites.LAYER_SDK, relative), "rb") as stock, \
+                    open(os.path.join(sites.LAYER_SDK_PATCHED, relative), "rb") as patched:
+                assert stock.read() != patched.read(), "%s: the stock twin's copy is patched" % relative

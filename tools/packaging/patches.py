@@ -211,11 +211,3 @@ def apply_all(target, patches=None):
     rewrite_records(target, sorted(set(changed)))
     return patches
 
-
-if __name__ == "__main__":
-    # python -m tools.packaging.patches FOLDER: apply every patch to an install folder of the lock
-    # (the stock twin's copy of the full layer's SDK: mk/test.mk).
-    import sys
-
-    for applied in apply_all(sys.argv[1]):
-        print("patched: %s/%s" % (applied["distribution"], applied["name"]))
