@@ -136,6 +136,19 @@ def apply_to_lines(lines, hunks, where):
     return result
 
 
+def replace_file(path, text):
+    """Give ``path`` the content ``text`` as a new file (written beside it, then renamed over it),
+    never by writing into the old one: uv installs by hard link from its cache by default, so an
+    installed file may be the cache's own inode, shared with every other install of that wheel;
+    writing into it would patch them all (this happened once, to the twin's copy: see
+    tests/build/test_patched_sdk.py's hard-link test)."""
+    temporary = path + ".patching"
+    with open(temporary, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+    os.replace(temporary, path)
+
+
 def apply_patch(patch, target):
     """Apply one patch (from ``load``) to the tree at ``target``; returns the files it changed."""
     changed = []
@@ -147,8 +160,7 @@ def apply_patch(patch, target):
         with open(path, encoding="utf-8", newline="") as handle:
             lines = handle.read().splitlines(keepends=True)
         patched = apply_to_lines(lines, hunks, where)
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.writelines(patched)
+        replace_file(path, "".join(patched))
         changed.append(relative)
     return changed
 
@@ -186,8 +198,7 @@ def rewrite_records(target, relatives):
                 pending.discard(row[0])
                 touched = True
         if touched:
-            with open(record, "w", encoding="utf-8", newline="") as handle:
-                handle.writelines(lines)
+            replace_file(record, "".join(lines))
     if pending:
         raise PatchError("patched files no RECORD lists: %s" % ", ".join(sorted(pending)))
 
@@ -221,5 +232,5 @@ def mark_changed(path, applied):
     the next pin's patch context) stays the wheel's."""
     with open(path, encoding="utf-8", newline="") as handle:
         text = handle.read()
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text + ("" if text.endswith("\n") or not text else "\n") + "\n" + "".join(change_notice(applied)))
+    ending = "" if text.endswith("\n") or not text else "\n"
+    replace_file(path, text + ending + "\n" + "".join(change_notice(applied)))
