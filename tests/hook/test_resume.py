@@ -548,6 +548,35 @@ def test_a_pinning_subclass_runs_its_own_wrap_socket_as_often_as_stock(layer, tm
     assert server.tls_resumed == [False] * (6 if pinned else 0)
 
 
+def test_wrap_socket_patched_on_the_class_after_activation_runs_as_in_stock(layer, tmp_path, monkeypatch):
+    """``ssl.SSLContext.wrap_socket`` replaced on the class after a client's context got
+    resume.py's instance attributes (a tracer installed late): the replacement runs on each of
+    the client's new connections as often as in stock, and nothing is offered through it."""
+    server, bundle = tls_server(tmp_path, "a")
+    runs = []
+    with server:
+        for on in (False, True):
+            if on:
+                layer()
+            ddb = client(server.url, bundle)
+            assert outcomes_of(ddb, 2) == ["ok"] * 2
+            stdlib = ssl.SSLContext.wrap_socket
+            calls = []
+
+            def traced(context, *args, calls=calls, stdlib=stdlib, **kwargs):
+                if not kwargs.get("server_side"):  # the in-process server wraps through it too
+                    calls.append(kwargs.get("session"))
+                return stdlib(context, *args, **kwargs)
+
+            with monkeypatch.context() as patched:
+                patched.setattr(ssl.SSLContext, "wrap_socket", traced)
+                outcomes = outcomes_of(ddb, 3)
+            runs.append((outcomes, calls, server.tls_resumed[-3:]))
+    assert runs[0] == (["ok"] * 3, [None] * 3, [False] * 3)
+    assert runs[1] == runs[0]
+    assert server.tls_resumed[5:7] == [False, True]  # before the patch, the layer resumed
+
+
 def test_a_context_other_code_patched_on_the_instance_is_left_alone(layer, tmp_path):
     """Other code set ``wrap_socket`` on each context instance (a tracer): its wrapper runs on
     every connection with the layer as without, and nothing is offered through it."""
