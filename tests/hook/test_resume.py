@@ -214,6 +214,42 @@ def test_a_forked_child_starts_with_no_session(layer, tmp_path):
         assert server.tls_resumed == [False, False, True]
 
 
+def test_a_forked_child_is_not_blocked_by_a_probe_in_flight_in_its_parent(layer, tmp_path):
+    """Forked while another thread of the parent is connecting with the first offer for a key (a
+    probe, which holds off other offers for that key until it ends): the child's first connection
+    is a full handshake and its second resumes -- the parent's probe, which never ends in the
+    child, does not hold the child's offers off."""
+    import threading
+
+    layer()
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        ddb = client(server.url, bundle)
+        ddb.list_tables()
+        pool = next(iter(ddb._endpoint.http_session._manager.pools._container.values()))
+        cache = getattr(pool, resume.CACHE)
+        (key, entry), = cache.sessions.items()
+        tokens = []
+        # What before_connect does for a connection of another thread, up to its handshake.
+        probing = threading.Thread(target=lambda: tokens.append(resume._offer_for(cache, entry[3], key)))
+        probing.start()
+        probing.join()
+        assert cache.probes.get(key) is tokens[0][2]
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                ddb.list_tables()
+                ddb.list_tables()
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        resume._connected(None, None, tokens[0], True)  # the parent's probe ends (never handed)
+        assert server.tls_resumed == [False, False, True]
+
+
 def test_tls12_server_keeps_and_offers_nothing(layer, tmp_path):
     """A TLS 1.2 server: urllib3's contexts ask for no TLS 1.2 tickets (OP_NO_TICKET) and
     session-ID resumption needs both sides to close with close_notify, which urllib3 does not, so
