@@ -21,10 +21,11 @@ from its hash-pinned lock).  Per botocore release, ``botocore-<version>.pickle``
   their sizes, and per service folder, per version folder, the names of the files in it; with the
   version of the package that owns the folder;
 * for each top-level file of ``botocore/data`` (``endpoints``, ``partitions``,
-  ``sdk-default-configuration``, ``_retry``): its size, the sha256 of its bytes, and the name of
-  the file beside the index holding it parsed exactly as botocore parses it
-  (``json.loads(..., object_pairs_hook=OrderedDict)``), pickled -- named by content, so SDKs that
-  ship the same file share one.
+  ``sdk-default-configuration``, ``_retry``), and the latest ``service-2`` and
+  ``endpoint-rule-set-1`` of a few common services: its size, the sha256 of its bytes, and the name
+  of the file beside the index holding it parsed exactly as botocore parses it
+  (``json.loads(..., object_pairs_hook=OrderedDict)``, after gunzip for ``.json.gz``), pickled --
+  named by content, so SDKs that ship the same file share one.
 
 Which data folder is answered from an index (``_Prepared.tree``), checked once per folder per
 process, on its first use by a Loader:
@@ -70,8 +71,10 @@ What changes, and why the results are the same:
   ``OrderedDict`` costs more than the parse (and without it the types would differ from stock).
   Pickle can run code: only ``collections.OrderedDict`` may be named in these files
   (``_unpickle``), and they sit in the same read-only layer as the code that reads them.
-  Service models (``.json.gz``) keep stock's path: pickles of all of them would add ~15 MB to the
-  zip.
+  Service models (``.json.gz``) keep stock's path, except the latest service model and endpoint
+  rule set of a few common services (tools/packaging/prepare_data.SERVICES: DynamoDB, S3, Lambda),
+  which are answered the same way, checked by the same hash of the bytes on disk: pickles of all
+  of them would add ~15 MB to the zip.
 * The results of the replaced methods are cached per Loader exactly as before (botocore's own
   ``instance_cache``, same keys).
 

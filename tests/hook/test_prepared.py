@@ -741,3 +741,38 @@ def test_loader_methods_wrapped_before_import_are_called_as_in_stock(site, style
     assert layer[0] == stock[0] and layer[1] is True
     for name in ("load_data_with_path", "list_available_services", "list_api_versions"):
         assert "prepared data: Loader.%s is not botocore's own" % name in completed.stderr
+
+
+def test_a_changed_model_of_a_pre_parsed_service_is_loaded_from_its_bytes(tmp_path):
+    """DynamoDB's latest service-2.json.gz (pre-parsed by the build) rewritten in a copy of a known
+    release, one name changed: the client's model has the change, as stock's has."""
+    import gzip
+
+    site = hook_site(tmp_path)
+    sdk = tmp_path / "runtime"
+    data = copy_of_botocore(sdk) / "data"
+    service = data / "dynamodb"
+    versions = os.listdir(service)
+    source = os.path.realpath(service)
+    os.unlink(service)
+    service.mkdir()
+    for version in versions:
+        os.symlink(os.path.join(source, version), service / version)
+    latest = service / max(versions)
+    os.unlink(latest)
+    latest.mkdir()
+    for name in os.listdir(os.path.join(source, max(versions))):
+        os.symlink(os.path.join(source, max(versions), name), latest / name)
+    model = gzip.decompress(open(latest / "service-2.json.gz", "rb").read())
+    assert model.count(b'"Amazon DynamoDB"') == 1
+    os.unlink(latest / "service-2.json.gz")
+    (latest / "service-2.json.gz").write_bytes(gzip.compress(model.replace(b'"Amazon DynamoDB"',
+                                                                           b'"Amazon DynamoDX"'), mtime=0))
+    paths = str(site) + os.pathsep + str(sdk)
+    extra = ("results['name'] = boto3.client('dynamodb', region_name='us-east-1')"
+             ".meta.service_model.metadata['serviceFullName']\n")
+    found = {}
+    for name, env in (("stock", OPT_OUT), ("layer", ON)):
+        result, _ = probe(paths, env, services=(), extra=extra)
+        found[name] = result["results"]["name"]
+    assert found == {"stock": "Amazon DynamoDX", "layer": "Amazon DynamoDX"}

@@ -17,7 +17,9 @@ AXES = {
     # trust.py: the CA bundle loaded once per client (a known one read from its hashed directory).
     "AWS_PYTHON_KEEPALIVE_TRUST_ONCE": ("verify",),
     # prepared.py: client creation answered from the build's prepared data.
-    "AWS_PYTHON_KEEPALIVE_PREPARED": ("loader",),
+    "AWS_PYTHON_KEEPALIVE_PREPARED": ("loader", "models"),
+    # gcinit.py: fewer cyclic GC runs from activation to the first client, then the heap frozen.
+    "AWS_PYTHON_KEEPALIVE_GC_INIT": ("gc",),
     # resume.py: new TLS connections resume an earlier verified session of the same client.
     "AWS_PYTHON_KEEPALIVE_TLS_RESUME": ("sslcontext", "verify"),
 }

@@ -380,6 +380,86 @@ def gc_churn(params):
     return {"churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
 
 
+@scenario
+def gc_init(params):
+    """The cyclic GC's settings at init (AWS_PYTHON_KEEPALIVE_GC_INIT, gcinit.py): the function's own
+    settings made before boto3's import (``params["user"]``: ``thresholds``, ``disabled`` or none),
+    then a first client and its calls, then 30 clients made, used and dropped with the collector as
+    the function left it: the thresholds and the collector's state after the first client, the
+    SSLContexts alive and the RSS growth after, as stock's."""
+    import gc
+
+    if params["user"] == "thresholds":
+        gc.set_threshold(1234, 11, 12)
+    elif params["user"] == "disabled":
+        gc.disable()
+    import boto3
+
+    shared = boto3.session.Session()
+    first = calls(lambda: client(params["urls"]["first"], verify=params["bundle"], session=shared), 2)
+    first["threshold"] = list(gc.get_threshold())
+    first["enabled"] = gc.isenabled()
+    before = status_kb("VmRSS")
+    outcomes = {}
+    for _ in range(params["clients"]):
+        made = client(params["urls"]["churn"], verify=params["bundle"], session=shared)
+        for _ in range(2):
+            outcome = attempt(made.list_tables)[0]
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        del made
+    if gc.isenabled():
+        gc.collect()
+    growth = status_kb("VmRSS") - before
+    alive = sum(1 for thing in gc.get_objects() if isinstance(thing, ssl.SSLContext))
+    return {"first": first,
+            "churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
+
+
+# --- models axis ------------------------------------------------------------------------------
+
+
+def _fingerprint(tree):
+    """sha256 of a loaded model as JSON, keys in their order: equal trees in equal order only."""
+    return hashlib.sha256(json.dumps(tree).encode()).hexdigest()[:16]
+
+
+@scenario
+def models(params):
+    """Clients of the services whose latest model and endpoint rule set the build pre-parses
+    (prepare_data.SERVICES: DynamoDB, S3, Lambda): each model and rule set as loaded (fingerprint
+    of the tree, in order), a call that the model refuses before sending (a missing required
+    parameter), calls the endpoint answers (the DynamoDB-shaped server: S3's and Lambda's get its
+    errors), and an S3 upload through a TransferConfig (multipart: 6 MB, 5 MB parts)."""
+    import io
+
+    import boto3
+    from boto3.s3.transfer import TransferConfig
+
+    results = {}
+    for service, send, refused in (
+            ("dynamodb", lambda made: made.put_item(TableName="twin", Item={"k": {"S": "v"}}),
+             lambda made: made.put_item(Item={"k": {"S": "v"}})),
+            ("s3", lambda made: made.put_object(Bucket="twin", Key="k", Body=b"x"),
+             lambda made: made.put_object(Bucket="twin")),
+            ("lambda", lambda made: made.invoke(FunctionName="twin", Payload=b"{}"),
+             lambda made: made.invoke(Payload=b"{}"))):
+        session = boto3.session.Session()
+        made = client(params["urls"][service], verify=params["bundle"], session=session, service=service)
+        loader = session._session.get_component("data_loader")
+        outcome = {"model": _fingerprint(made.meta.service_model._service_description),
+                   "rules": _fingerprint(loader.load_service_model(service, "endpoint-rule-set-1")),
+                   "refused": attempt(lambda made=made, refused=refused: refused(made)),
+                   "sent": attempt(lambda made=made, send=send: send(made))[0]}
+        if service == "s3":
+            transfer = TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024,
+                                      max_concurrency=2)
+            body = io.BytesIO(b"x" * (6 * 1024 * 1024))
+            outcome["upload"] = attempt(lambda made=made, body=body, transfer=transfer: made.upload_fileobj(
+                body, "twin", "big", Config=transfer))[0]
+        results[service] = outcome
+    return results
+
+
 # --- processes axis ---------------------------------------------------------------------------
 
 
