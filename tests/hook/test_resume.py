@@ -200,18 +200,24 @@ def test_a_forked_child_starts_with_no_session(layer, tmp_path):
     with server:
         ddb = client(server.url, bundle)
         ddb.list_tables()
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                ddb.list_tables()
-                code = 0
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+        assert calls_in_a_forked_child(ddb, 1) == 0
         ddb.list_tables()
         assert server.tls_resumed == [False, False, True]
+
+
+def calls_in_a_forked_child(ddb, calls):
+    """``calls`` calls of ``ddb`` in a forked child; its exit code (0: all succeeded)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            for _ in range(calls):
+                ddb.list_tables()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
 
 
 def test_a_forked_child_is_not_blocked_by_a_probe_in_flight_in_its_parent(layer, tmp_path):
@@ -235,17 +241,7 @@ def test_a_forked_child_is_not_blocked_by_a_probe_in_flight_in_its_parent(layer,
         probing.start()
         probing.join()
         assert cache.probes.get(key) is tokens[0][2]
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                ddb.list_tables()
-                ddb.list_tables()
-                code = 0
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+        assert calls_in_a_forked_child(ddb, 2) == 0
         resume._connected(None, None, tokens[0], True)  # the parent's probe ends (never handed)
         assert server.tls_resumed == [False, False, True]
 
