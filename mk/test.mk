@@ -169,11 +169,13 @@ $(TWIN_DIR)/function-libs/.done: tests/twin/requirements.txt | $(UV)
 # The session's layer folders get hashed CA directories (tools/packaging/ca_dir.py: the openssl command).
 .PHONY: test-twin
 test-twin: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(TWIN_DIR)/layer-sdk/.done \
-  $(TWIN_DIR)/layer-sdk-patched/.done $(TWIN_DIR)/function-libs/.done $(VENV)/aio/3.12/aiobotocore-3.10.0/.done
+  $(TWIN_DIR)/layer-sdk-patched/.done $(TWIN_DIR)/function-libs/.done $(VENV)/aio/3.12/aiobotocore-3.10.0/.done \
+  $(VENV)/moto/bin/python
 	@command -v openssl >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
 	@AWS_KEEPALIVE_TWIN_PYTHON=$(CURDIR)/$(VENV)/lambda-3.12/bin/python \
 	  AWS_KEEPALIVE_TWIN_LAYER_SDK=$(CURDIR)/$(TWIN_DIR)/layer-sdk AWS_KEEPALIVE_TWIN_LIBS=$(CURDIR)/$(TWIN_DIR)/function-libs \
 	  AWS_KEEPALIVE_TWIN_LAYER_SDK_PATCHED=$(CURDIR)/$(TWIN_DIR)/layer-sdk-patched \
+	  AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
 	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \
 	  $(call run_pytest,stock twin,$(VENV)/test-3.12/bin/python,tests/twin)

@@ -104,6 +104,22 @@ def test_apply_rewrites_the_file_and_only_its_record_line(tmp_path):
     assert record[1:] == ["pkg/other.py,sha256=keep,6", "pkg-1.0.dist-info/RECORD,,"]
 
 
+def test_apply_never_writes_into_a_hard_linked_file(tmp_path):
+    """A patched file and a rewritten RECORD are new files: another hard link to the installed file
+    (uv's cache, by default on Linux, and every other install of the same wheel) keeps the original
+    bytes."""
+    tree = tmp_path / "tree"
+    write_tree(tree, {"pkg/mod.py": "a = 1\nb = 2\nc = 4\n", "pkg-1.0.dist-info/RECORD": "pkg/mod.py,,\n"})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.link(tree / "pkg" / "mod.py", cache / "mod.py")
+    os.link(tree / "pkg-1.0.dist-info" / "RECORD", cache / "RECORD")
+    patches.apply_all(str(tree), one_patch(tmp_path))
+    assert (tree / "pkg" / "mod.py").read_text() == "a = 1\nb = 3\nc = 4\n"
+    assert (cache / "mod.py").read_text() == "a = 1\nb = 2\nc = 4\n"
+    assert (cache / "RECORD").read_text() == "pkg/mod.py,,\n"
+
+
 def test_a_patch_that_does_not_fit_stops_with_the_line(tmp_path):
     """Context or removed lines that differ from the file (a new pin moved the code) raise PatchError
     naming the patch, the file and the line, and leave the file as it was."""

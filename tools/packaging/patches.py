@@ -134,6 +134,19 @@ def apply_to_lines(lines, hunks, where):
     return result
 
 
+def replace_file(path, text):
+    """Give ``path`` the content ``text`` as a new file (written beside it, then renamed over it),
+    never by writing into the old one: uv installs by hard link from its cache by default, so an
+    installed file may be the cache's own inode, shared with every other install of that wheel;
+    writing into it would patch them all (this happened once, to the twin's copy: see
+    tests/build/test_patched_sdk.py's hard-link test)."""
+    temporary = path + ".patching"
+    with open(temporary, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+    os.replace(temporary, path)
+
+
 def apply_patch(patch, target):
     """Apply one patch (from ``load``) to the tree at ``target``; returns the files it changed."""
     changed = []
@@ -145,8 +158,7 @@ def apply_patch(patch, target):
         with open(path, encoding="utf-8", newline="") as handle:
             lines = handle.read().splitlines(keepends=True)
         patched = apply_to_lines(lines, hunks, where)
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.writelines(patched)
+        replace_file(path, "".join(patched))
         changed.append(relative)
     return changed
 
@@ -184,8 +196,7 @@ def rewrite_records(target, relatives):
                 pending.discard(row[0])
                 touched = True
         if touched:
-            with open(record, "w", encoding="utf-8", newline="") as handle:
-                handle.writelines(lines)
+            replace_file(record, "".join(lines))
     if pending:
         raise PatchError("patched files no RECORD lists: %s" % ", ".join(sorted(pending)))
 
@@ -199,3 +210,4 @@ def apply_all(target, patches=None):
         changed += apply_patch(patch, target)
     rewrite_records(target, sorted(set(changed)))
     return patches
+
