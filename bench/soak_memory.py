@@ -199,13 +199,16 @@ def run_sides(args):
     with tempfile.TemporaryDirectory() as folder:
         port, bundle = start_tls_server(folder, hosts)
         sides = {}
-        for side, switch in (("stock", "0"), ("layer", "1")):
+        # --gc-init: a third side, the layer with AWS_PYTHON_KEEPALIVE_GC_INIT=1 (gcinit.py: the init's
+        # objects frozen at the first client), run beside the other two.
+        for side, switch in (("stock", "0"), ("layer", "1")) + ((("layer_gc_init", "1"),) if args.gc_init else ()):
             side_bundle = os.path.join(folder, side + ".pem")  # each side rewrites its own
             with open(bundle) as source, open(side_bundle, "w") as copy:
                 copy.write(source.read())
             env = dict(os.environ, AWS_PYTHON_KEEPALIVE=switch, PYTHONPATH=os.pathsep.join(
                 [aio_folder, LAYER]), AWS_ACCESS_KEY_ID="AKIDSOAK", AWS_SECRET_ACCESS_KEY="soak",
-                AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull)
+                AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull,
+                AWS_PYTHON_KEEPALIVE_GC_INIT="1" if side == "layer_gc_init" else "0")
             for name in ("AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "AWS_PROFILE"):
                 env.pop(name, None)
             command = [sys.executable, os.path.abspath(__file__), "--worker", "--switch", switch,
@@ -226,11 +229,15 @@ def growth(points, field):
 
 
 def report(args, results):
-    print("clients  stock RSS MiB  layer RSS MiB  stock fds  layer fds  layer maps")
-    for stock, layer in zip(results["stock"], results["layer"]):
-        print("%7d  %13.1f  %13.1f  %9d  %9d  %s" % (
-            stock["clients"], stock["rss_kb"] / 1024.0, layer["rss_kb"] / 1024.0, stock["fds"],
-            layer["fds"], " ".join("%s=%d" % item for item in sorted(layer["maps"].items()))))
+    sides = list(results)
+    print("clients  " + "  ".join("%s RSS MiB" % side for side in sides) + "  " +
+          "  ".join("%s fds" % side for side in sides) + "  layer maps")
+    for points in zip(*(results[side] for side in sides)):
+        print("%7d  %s  %s  %s" % (
+            points[0]["clients"],
+            "  ".join("%*.1f" % (len(side) + 8, p["rss_kb"] / 1024.0) for side, p in zip(sides, points)),
+            "  ".join("%*d" % (len(side) + 4, p["fds"]) for side, p in zip(sides, points)),
+            " ".join("%s=%d" % item for item in sorted(points[1]["maps"].items()))))
     rows = []
     for side, points in results.items():
         rows.append({"side": side, "clients": points[-1]["clients"], "hosts": args.hosts,
@@ -265,6 +272,8 @@ def main(argv=None):
                                                        "soak_memory.json"))
     parser.add_argument("--small-caps", action="store_true",
                         help="run the layer with small map caps (SMALL_CAPS), for a short run")
+    parser.add_argument("--gc-init", action="store_true",
+                        help="a third side: the layer with AWS_PYTHON_KEEPALIVE_GC_INIT=1 (gcinit.py)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--switch", help=argparse.SUPPRESS)
@@ -282,6 +291,7 @@ def main(argv=None):
         # A network namespace of its own (root): lo up, then this script again inside it.
         command = [sys.executable, os.path.abspath(__file__), "--in-netns", "--json",
                    os.path.abspath(args.json), "--timeout", str(args.timeout)] + args.passed
+        command += ["--gc-init"] if args.gc_init else []
         inner = "ip link set lo up && exec " + " ".join("'%s'" % part for part in command)
         return subprocess.run(["unshare", "--net", "sh", "-c", inner]).returncode
     report(args, run_sides(args))

@@ -1,6 +1,6 @@
 # Benchmarks: each prints its table and writes the same rows as JSON under build/.
 # (targets: bench, bench-aio, bench-connect, bench-tls-resume, bench-reuse, bench-children, bench-throughput, coldstart,
-# coldstart-parts, bench-client, soak-memory; docs renders their JSON into README and docs/)
+# coldstart-parts, bench-client, soak-memory, bench-patches; docs renders their JSON into README and docs/)
 
 .PHONY: bench
 # On every tested CPython (found or installed; the test venvs hold the pinned botocore for the patch
@@ -51,22 +51,25 @@ bench-throughput: lab-deps $(BENCH_PY)
 	  --concurrency $(BENCH_CONCURRENCY) --memory-mb $(MEMORY_MB) --json $(BUILD_DIR)/bench-throughput.json
 
 # Cold start to the first HTTPS response (bench/coldstart.py, docs/coldstart.md): the runtime-kind
-# boto3 (RUNTIME_BOTO3), the full layer and the hook flavor, read-only, page cache dropped before each
-# run, each child at a Lambda memory size's CPU share (cgroup quota: root); prints the table and
-# writes build/coldstart.json. coldstart-parts: its imports (-X importtime) and what the layer cuts.
-# COLDSTART_MEMORY_MB: the memory sizes; COLDSTART_MINORS: the CPythons (3.12: what the goals name);
-# COLDSTART_RUNS: interleaved rounds after one warm-up (medians); 7 take ~5 min here at load 8.
+# boto3 (RUNTIME_BOTO3, twice: two equal columns give the run's noise), the full layer and the hook
+# flavor, each a fresh stand-in runtime whose awslambdaric imports the handler (the real call depth),
+# read-only, page cache dropped before each run, each at a Lambda memory size's CPU share (cgroup
+# quota: root); prints the table and writes build/coldstart.json. coldstart-parts: its imports
+# (-X importtime) and what the layer cuts.
+# COLDSTART_MEMORY_MB: the memory sizes; COLDSTART_MINORS: the CPythons (what the goals name);
+# COLDSTART_RUNS: interleaved rounds after one warm-up (medians); 5 take ~15 min here at load 8.
 COLDSTART_MEMORY_MB ?= 128 512 1769
-COLDSTART_MINORS ?= 3.12
-COLDSTART_RUNS ?= 7
+COLDSTART_MINORS ?= 3.12 3.14
+COLDSTART_RUNS ?= 5
 COLDSTART_JSON ?= $(BUILD_DIR)/coldstart.json
-.PHONY: coldstart coldstart-parts coldstart-unknown
+.PHONY: coldstart coldstart-parts coldstart-unknown coldstart-gc
 coldstart: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
   $(foreach p,$(COLDSTART_MINORS),$(VENV)/lambda-$(p)/.lab-lock-sha256)
 	PYTHONPATH=$(CURDIR) $(VENV)/test-3.12/bin/python bench/coldstart.py --zip $(LAYER_ZIP) --hook-zip $(HOOK_ZIP) \
 	  --json $(COLDSTART_JSON) \
 	  $(foreach p,$(COLDSTART_MINORS),--python $(p)=$(call need_python,$(p))) \
-	  $(foreach m,$(COLDSTART_MEMORY_MB),--memory-mb $(m)) --runs $(COLDSTART_RUNS)
+	  $(foreach m,$(COLDSTART_MEMORY_MB),--memory-mb $(m)) --runs $(COLDSTART_RUNS) \
+	  $(foreach c,$(COLDSTART_COLUMNS),--column $(c))
 # make coldstart-unknown: the same with the runtime's copy at a release the hook flavor has no prepared
 # data for (UNKNOWN_RUNTIME_BOTO3, locked in lab/runtime-sdk/unknown/), at 128 MB: what every runtime
 # release outside lab/runtime-sdk gets; build/coldstart-unknown.json (README's cold-start row).
@@ -74,6 +77,13 @@ UNKNOWN_RUNTIME_BOTO3 ?= 1.41.5
 coldstart-unknown:
 	$(MAKE) --no-print-directory coldstart RUNTIME_BOTO3=$(UNKNOWN_RUNTIME_BOTO3) COLDSTART_MEMORY_MB=128 \
 	  COLDSTART_JSON=$(BUILD_DIR)/coldstart-unknown.json
+# make coldstart-gc: the same with each layer column also measured with AWS_PYTHON_KEEPALIVE_GC_INIT=1
+# (gcinit.py), side by side, at COLDSTART_GC_MB; build/coldstart-gc.json (docs/coldstart.md).
+COLDSTART_GC_MB ?= 128
+coldstart-gc:
+	$(MAKE) --no-print-directory coldstart COLDSTART_MEMORY_MB="$(COLDSTART_GC_MB)" \
+	  COLDSTART_JSON=$(BUILD_DIR)/coldstart-gc.json COLDSTART_COLUMNS="hook_gc=hook_layer,AWS_PYTHON_KEEPALIVE_GC_INIT=1 \
+	  layer_gc=layer,AWS_PYTHON_KEEPALIVE_GC_INIT=1"
 # COLDSTART_PARTS_MB: the one memory size coldstart-parts measures at (128: where imports weigh most).
 COLDSTART_PARTS_MB ?= 128
 coldstart-parts: $(LAYER_ZIP) $(HOOK_ZIP) $(VENV)/test-3.12/bin/python \
@@ -101,7 +111,21 @@ docs:
 
 # Memory and file descriptors over 10 000 client creations in one process, stock vs layer side by
 # side (bench/soak_memory.py: 2 000 hosts in a private network namespace, bundle rewrites,
-# aiobotocore clients, forks; needs root); prints the table, writes build/soak_memory.json.
+# aiobotocore clients, forks; needs root); prints the table, writes build/soak_memory.json. A third
+# side runs the layer with AWS_PYTHON_KEEPALIVE_GC_INIT=1 (gcinit.py: what issue 36 asked of it).
+# SOAK_CLIENTS: client creations per side.
+SOAK_CLIENTS ?= 10000
 .PHONY: soak-memory
 soak-memory: $(VENV)/test-3.12/bin/python $(VENV)/aio/3.12/aioboto3-15.5.0/.done
-	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/soak_memory.py --json $(BUILD_DIR)/soak_memory.json
+	BUILD_DIR=$(BUILD_DIR) $(VENV)/test-3.12/bin/python bench/soak_memory.py --gc-init --clients $(SOAK_CLIENTS) \
+	  --json $(BUILD_DIR)/soak_memory.json
+
+# make bench-patches: what each declared SDK patch of the full layer (layer/patches/) saves: process CPU
+# of import boto3 + the first client in the handler module, imported by awslambdaric through the
+# stand-in runtime (its real call depth) and at top level, every patch alone and all together, stock
+# beside them, interleaved rounds (bench/sdk_patches.py; build/sdk-patches.json; docs/sdk-patches.md).
+PATCH_ROUNDS ?= 30
+.PHONY: bench-patches
+bench-patches: $(VENV)/lambda-3.12/.lab-lock-sha256 | $(UV)
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) bench/sdk_patches.py --python $(VENV)/lambda-3.12/bin/python --uv $(UV) \
+	  --rounds $(PATCH_ROUNDS) --json $(BUILD_DIR)/sdk-patches.json

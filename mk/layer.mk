@@ -24,8 +24,9 @@ SAM_PATH = $(dir $(call need_python,$(SAM_RUNTIME_MINOR))):$(PATH)
 # itself is build_layer.flavor_sdks'): only what the zip rules below depend on.
 RUNTIME_SDKS := $(sort $(wildcard lab/runtime-sdk/*.txt))
 LAYER_INPUTS := $(wildcard layer/*.pth layer/*.start layer/*.py layer/aws_keepalive/*.py) layer/requirements.txt \
+  $(wildcard layer/patches/*/*.patch) \
   $(wildcard tools/packaging/*.py) tools/release/release.py tools/interpreters/install_python.py \
-  tools/interpreters/cpython-maven.sha256
+  tools/interpreters/cpython-maven.sha256 LICENSE NOTICE licenses/MPL-2.0.txt
 
 # make layer [SERVICES=dynamodb,s3] [FLAVOR=hook]: always rebuilds (it is reproducible) and prints
 # sha256 and sizes. SERVICES= trims the full flavor's models: a trimmed zip is not the release's (it

@@ -9,6 +9,8 @@ lock: | $(UV)
 	$(UV) pip compile -q --universal --python-version 3.10 --upgrade --generate-hashes layer/requirements.in \
 	  -o layer/requirements.txt
 	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/requirements.in -o tests/requirements.txt
+	$(UV) pip compile -q --universal --python-version 3.10 --generate-hashes tests/twin/requirements.in \
+	  -o tests/twin/requirements.txt
 	for v in $(BOTOCORE_MATRIX); do echo "botocore==$$v" | $(UV) pip compile -q --universal --python-version 3.10 \
 	  --generate-hashes --no-header - -o tests/botocore/$$v.txt; done
 	for v in $(BOTOCORE_OLD); do echo "botocore==$$v" | $(UV) pip compile -q --python-version 3.9 \
@@ -71,6 +73,9 @@ lock-compat: | $(UV)
 	  --no-binary botocore tests/compat/botocore-sdist.in -o tests/compat/botocore-sdist.txt
 	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes tests/compat/sdist-tools.in \
 	  -o tests/compat/sdist-tools.txt
+	$(UV) pip compile -q --universal --python-version 3.12 --generate-hashes --no-deps -c layer/requirements.txt \
+	  --no-binary boto3 --no-binary botocore --no-binary s3transfer tests/upstream/sdists.in \
+	  -o tests/upstream/sdists.txt
 
 # The durable-function experiment (lab/experiments/durable): the function's SDK and the local runner,
 # both with the layer's boto3 as a constraint (same botocore with and without the layer); universal
@@ -92,7 +97,8 @@ lock-durable: | $(UV)
 # BUMP_INDEX_URL: another index (the rehearsal's pypiserver).
 VERSION ?=
 BUMP_INDEX_URL ?=
-# BUMP_SUITES: the suites that judge the bump (default: bump_sdk.SUITES); bump-sdk.yml passes `test` in tag mode.
+# BUMP_SUITES: the suites that judge the bump (default: bump_sdk.SUITES); bump-sdk.yml passes `test test-upstream`
+# in tag mode.
 BUMP_SUITES ?=
 .PHONY: bump-sdk
 bump-sdk: | $(UV)

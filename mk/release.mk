@@ -36,7 +36,8 @@ release: | $(UV)
 # tools/release/regions.json's list for PARTITION, minus the regions not enabled in the account.
 # It publishes the zips as they are: from RELEASE_DIR (what `make release` wrote, or the release's files
 # downloaded there; `make release` runs only when there is none), or the zips ZIP names (a downloaded
-# release zip, on any OS with Python, nothing built; the flavor is read from the file name).
+# release zip, on any OS with Python, nothing built; the flavor is read from the zip's contents, and a
+# file name that says another flavor is refused: tools/release/publish.py check_flavor).
 LAYER_NAME ?= aws-python-keepalive
 REGIONS ?= us-east-1
 PUBLIC ?= 0
@@ -52,12 +53,11 @@ ALIGN ?= 0
 RELEASE_ZIP_full = $(LAYER_NAME)=$(RELEASE_DIR)/aws-python-keepalive-$(RELEASE_VERSION).zip
 RELEASE_ZIP_hook = $(LAYER_NAME)-hook=$(RELEASE_DIR)/aws-python-keepalive-hook-$(RELEASE_VERSION).zip
 PUBLISH_FLAVORS = $(if $(filter all,$(FLAVOR)),full hook,$(FLAVOR))
-zip_layer = $(if $(findstring -hook-,$(notdir $(1))),$(LAYER_NAME)-hook,$(LAYER_NAME))=$(1)
-PUBLISH_LAYERS = $(if $(ZIP),$(foreach z,$(ZIP),$(call zip_layer,$(z))),$(foreach f,$(PUBLISH_FLAVORS),$(RELEASE_ZIP_$(f))))
+PUBLISH_ARGS = $(if $(ZIP),--layer-name $(LAYER_NAME) $(foreach z,$(ZIP),--zip $(z)),$(foreach f,$(PUBLISH_FLAVORS),--layer $(RELEASE_ZIP_$(f))))
 PUBLISH_LAYERS_JSON = $(if $(ZIP),$(dir $(firstword $(ZIP)))layers.json,$(RELEASE_DIR)/layers.json)
 .PHONY: publish
 publish: $(TOOLS_PY) | $(if $(ZIP),,$(RELEASE_SUMS))
-	$(TOOLS_PY) tools/release/publish.py $(foreach l,$(PUBLISH_LAYERS),--layer $(l)) \
+	$(TOOLS_PY) tools/release/publish.py $(PUBLISH_ARGS) \
 	  --regions "$(REGIONS)" --partition $(PARTITION) --ssm-prefix $(SSM_PREFIX) --jobs $(PUBLISH_JOBS) \
 	  --step $(STEP) $(if $(filter 1,$(ALIGN)),--align) \
 	  --layers-json $(PUBLISH_LAYERS_JSON) $(if $(filter 1,$(PUBLIC)),--public) \

@@ -1,5 +1,5 @@
 # The test suites: make test runs them all (what CI runs).
-# (targets: test, test-hook, test-hook-<minor>, test-build, test-lab, test-compat)
+# (targets: test, test-hook, test-hook-<minor>, test-build, test-lab, test-compat, test-twin)
 
 # make test: every suite. The hook suites (one per CPython), test-build and test-compat do not
 # depend on each other and mostly wait (sockets, child interpreters, sleeps): they run TEST_JOBS at
@@ -15,7 +15,7 @@
 # sudo, HOME, interpreters and caches are exercised for real in minutes; mk/release.mk).
 TEST_JOBS ?= 3
 HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
-TEST_SUITES ?= test-build test-compat $(HOOK_SUITES) test-lab
+TEST_SUITES ?= test-build test-compat test-twin $(HOOK_SUITES) test-lab
 .PHONY: test test-hook $(HOOK_SUITES) test-lab-deps
 test: interpreters
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(patsubst test-lab,test-lab-deps,$(TEST_SUITES))
@@ -47,7 +47,7 @@ $(HOOK_SUITES): test-hook-%: $(VENV)/test-%/bin/python $(BOTOCORE_DIRS) $(AIO_DI
 # the tests of the tools around them, which build no shared zip (BUILD_TOOL_TESTS). test-build is
 # make test's longest suite and mostly computes: one process left a core idle.  A new test file
 # runs with the zips' tests unless named here.
-BUILD_TOOL_TESTS := $(addprefix tests/build/,test_attach.py test_bump_pr.py test_bump_sdk.py test_ca_dir.py \
+BUILD_TOOL_TESTS := $(addprefix tests/build/,test_attach.py test_bump_pr.py test_bump_sdk.py test_ca_dir.py test_docs_commands.py \
   test_find_python.py test_install_python.py test_layers_table.py test_publish_wheel.py test_rehearse.py \
   test_sdk_defaults.py test_template.py test_tls_probe.py test_workflow.py)
 .PHONY: test-build
@@ -70,6 +70,14 @@ test-build: export AWS_KEEPALIVE_PYPISERVER := $(CURDIR)/$(VENV)/pypiserver/bin/
 
 # The hook flavor's build test runs it on every stand-in runtime (tests/build/test_build_layer.py).
 test-build: $(LAB_RUNTIME_VENVS)
+
+# tests/build/test_docs_commands.py runs the documented commands in zsh, macOS's shell (Debian's
+# package; apt only when it is missing).
+.PHONY: zsh
+zsh:
+	@command -v zsh >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh >/dev/null; }
+test-build: zsh
 
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.
@@ -116,7 +124,82 @@ $(COMPAT_TASK)/.done: tests/compat/requirements.txt layer/requirements.txt | $(U
 	touch $@
 
 .PHONY: test-compat
+# tests/compat/test_patched_sdk_instrumentation.py runs ddtrace and OpenTelemetry on the full layer's
+# patched SDK (build/layer.zip).
 test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(COMPAT_TASK)/.done \
-  $(BOTOCORE_SDIST)/.done
+  $(BOTOCORE_SDIST)/.done $(LAYER_ZIP)
 	@AWS_KEEPALIVE_BOTOCORE_SDIST=$(CURDIR)/$(BOTOCORE_SDIST) AWS_KEEPALIVE_COMPAT_TASK=$(CURDIR)/$(COMPAT_TASK) \
+	  AWS_KEEPALIVE_LAYER_ZIP=$(CURDIR)/$(LAYER_ZIP) \
 	  $(call run_pytest,compat tests,$(VENV)/test-3.12/bin/python,tests/compat)
+
+# --- the SDK's own suites on the full layer's patched tree (issue 36) -------------------------------
+# make test-upstream: botocore's and s3transfer's unit and functional suites (their PyPI sdists at the
+# pinned versions, tests/upstream/sdists.txt, hash-checked) and boto3's (its sdist has no tests:
+# BOTO3_SOURCE=<a checkout of boto/boto3 at the pinned tag>, which the release workflow gives; without
+# it that test skips, saying so, unless REQUIRE_BOTO3_SUITE=1) run against build/layer.zip's python/
+# folder, where layer/patches/ are applied (tests/upstream/test_upstream_suites.py). Not part of make
+# test (~20 min here: botocore's functional suite alone is ~59 000 tests); every release (the release
+# workflow's build job) and every SDK bump (tools/release/bump_sdk.py's suites) runs it first.
+UPSTREAM_SDISTS := $(VENV)/upstream-sdists
+BOTO3_SOURCE ?=
+REQUIRE_BOTO3_SUITE ?=
+$(UPSTREAM_SDISTS)/.done: tests/upstream/sdists.txt tests/compat/sdist-tools.txt | $(UV)
+	rm -rf $(UPSTREAM_SDISTS)
+	$(UV) venv -q --python $(TOOL_PYTHON) $(UPSTREAM_SDISTS)/venv
+	$(UV) pip install -q --python $(UPSTREAM_SDISTS)/venv/bin/python --require-hashes -r tests/compat/sdist-tools.txt
+	$(UPSTREAM_SDISTS)/venv/bin/python -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
+	  --require-hashes -r tests/upstream/sdists.txt -d $(UPSTREAM_SDISTS)
+	for archive in $(UPSTREAM_SDISTS)/*.tar.gz; do tar -xzf $$archive -C $(UPSTREAM_SDISTS); done
+	touch $@
+
+.PHONY: test-upstream
+test-upstream: $(VENV)/test-3.12/bin/python $(UPSTREAM_SDISTS)/.done $(LAYER_ZIP)
+	@AWS_KEEPALIVE_UPSTREAM_SDISTS=$(CURDIR)/$(UPSTREAM_SDISTS) AWS_KEEPALIVE_LAYER_ZIP=$(CURDIR)/$(LAYER_ZIP) \
+	  AWS_KEEPALIVE_BOTO3_SOURCE=$(if $(BOTO3_SOURCE),$(abspath $(BOTO3_SOURCE))) \
+	  AWS_KEEPALIVE_REQUIRE_BOTO3_SUITE=$(REQUIRE_BOTO3_SUITE) \
+	  $(call run_pytest,upstream suites on the patched SDK,$(VENV)/test-3.12/bin/python,-rs -s tests/upstream)
+
+# --- the stock twin (issue 34): every scenario with the layer off and on, compared -------------
+# tests/twin: two fresh stand-in runtime interpreters per case (the lab's CPython 3.12 prefix with the
+# runtime's bundled boto3), the layer activated by the runtime's own startup steps; docs/twin.md.
+# What the runs import besides the prefix: the full layer's pinned SDK (as the layer build installs
+# it) and the libraries the twin's function bundles (tests/twin/requirements.txt: truststore).
+TWIN_DIR := $(VENV)/twin
+# layer-sdk: the pinned wheels as PyPI ships them (the stock twin's SDK); layer-sdk-patched: the same with
+# layer/patches/ applied as the layer build applies them (tools/packaging/patches.py), the layer twin's
+# SDK: what the full layer ships. Both fresh from the index (hash-checked wheels), copied, not linked:
+# uv's cache holds unpacked files that any tree linked to them shares, and one that was patched in place
+# (seen here, 2026-11-28: all nine files layer/patches/ changes) would make both twins patched.
+$(TWIN_DIR)/layer-sdk/.done: layer/requirements.txt | $(UV)
+	rm -rf $(TWIN_DIR)/layer-sdk
+	$(UV) pip install -q --no-cache --link-mode copy --target $(TWIN_DIR)/layer-sdk --python $(call need_python,3.12) \
+	  --require-hashes --no-deps -r layer/requirements.txt
+	touch $@
+$(TWIN_DIR)/layer-sdk-patched/.done: layer/requirements.txt $(wildcard layer/patches/*/*.patch) tools/packaging/patches.py \
+  | $(UV)
+	rm -rf $(TWIN_DIR)/layer-sdk-patched
+	$(UV) pip install -q --no-cache --link-mode copy --target $(TWIN_DIR)/layer-sdk-patched \
+	  --python $(call need_python,3.12) --require-hashes --no-deps -r layer/requirements.txt
+	PYTHONPATH=$(CURDIR) $(TOOL_PYTHON) -c "import sys; from tools.packaging import patches; \
+	  print('\n'.join(p['distribution'] + '/' + p['name'] for p in patches.apply_all(sys.argv[1])))" \
+	  $(TWIN_DIR)/layer-sdk-patched > $(TWIN_DIR)/layer-sdk-patched/.applied
+	touch $@
+$(TWIN_DIR)/function-libs/.done: tests/twin/requirements.txt | $(UV)
+	rm -rf $(TWIN_DIR)/function-libs
+	$(UV) pip install -q --target $(TWIN_DIR)/function-libs --python $(call need_python,3.12) --require-hashes \
+	  --no-deps -r tests/twin/requirements.txt
+	touch $@
+
+# The session's layer folders get hashed CA directories (tools/packaging/ca_dir.py: the openssl command).
+.PHONY: test-twin
+test-twin: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $(TWIN_DIR)/layer-sdk/.done \
+  $(TWIN_DIR)/layer-sdk-patched/.done $(TWIN_DIR)/function-libs/.done $(VENV)/aio/3.12/aiobotocore-3.10.0/.done \
+  $(VENV)/moto/bin/python
+	@command -v openssl >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
+	@AWS_KEEPALIVE_TWIN_PYTHON=$(CURDIR)/$(VENV)/lambda-3.12/bin/python \
+	  AWS_KEEPALIVE_TWIN_LAYER_SDK=$(CURDIR)/$(TWIN_DIR)/layer-sdk AWS_KEEPALIVE_TWIN_LIBS=$(CURDIR)/$(TWIN_DIR)/function-libs \
+	  AWS_KEEPALIVE_TWIN_LAYER_SDK_PATCHED=$(CURDIR)/$(TWIN_DIR)/layer-sdk-patched \
+	  AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
+	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio \
+	  $(call run_pytest,stock twin,$(VENV)/test-3.12/bin/python,tests/twin)

@@ -113,6 +113,12 @@ def _activate(route):
             "botocore was imported before the layer activated (via %s); clients created before "
             "now are not patched" % route
         )
+    if config.gc_init and "botocore.session" not in sys.modules:
+        # Before the handler's imports: fewer cyclic GC runs until the first client (gcinit.py; a
+        # forkserver or spawn child imports the handler after this too).
+        from aws_keepalive import gcinit
+
+        gcinit.begin()
     if config.metrics:
         from aws_keepalive import metrics
 

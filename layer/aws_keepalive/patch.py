@@ -58,6 +58,8 @@ def apply(settings):
     steps = [("socket options", _patch_socket_options)]
     if settings.pool_size is not None:
         steps.append(("pool size", _patch_pool_size))
+    if settings.gc_init:
+        steps.append(("gc at init", _patch_first_client))
     # Always: besides max idle, the pool patch notices stale reuses (counted, reported, learned
     # from) whatever max idle is, and restores (snapstart.py) even when max idle is off.
     idle.learn = settings.learn
@@ -161,6 +163,32 @@ def keepalive_wanted(settings, scoped_config, client_config, config_store=None):
             return profile_value
         return str(profile_value).strip().lower() == "true"
     return True
+
+
+# --- the first client ends the init's GC setting (gcinit.py) ---------------------------------
+
+
+def _patch_first_client(settings, version, path):
+    # ClientCreator's, not Session's create_client (which the pool-size patch wraps: one wrapper per
+    # function, wrap.py): every client of every session is made by it, boto3's too.
+    from botocore.client import ClientCreator
+
+    from . import gcinit
+
+    if not gcinit.pending():
+        return
+
+    def make_wrapper(original):
+        def create_client(self, *args, **kwargs):
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                if gcinit.pending():
+                    gcinit.end()
+
+        return create_client
+
+    _wrap(ClientCreator, "create_client", make_wrapper)
 
 
 # --- 2. pool size -----------------------------------------------------------------------------

@@ -21,10 +21,11 @@ from its hash-pinned lock).  Per botocore release, ``botocore-<version>.pickle``
   their sizes, and per service folder, per version folder, the names of the files in it; with the
   version of the package that owns the folder;
 * for each top-level file of ``botocore/data`` (``endpoints``, ``partitions``,
-  ``sdk-default-configuration``, ``_retry``): its size, the sha256 of its bytes, and the name of
-  the file beside the index holding it parsed exactly as botocore parses it
-  (``json.loads(..., object_pairs_hook=OrderedDict)``), pickled -- named by content, so SDKs that
-  ship the same file share one.
+  ``sdk-default-configuration``, ``_retry``), and the latest ``service-2`` and
+  ``endpoint-rule-set-1`` of a few common services: its size, the sha256 of its bytes, and the name
+  of the file beside the index holding it parsed exactly as botocore parses it
+  (``json.loads(..., object_pairs_hook=OrderedDict)``, after gunzip for ``.json.gz``), pickled --
+  named by content, so SDKs that ship the same file share one.
 
 Which data folder is answered from an index (``_Prepared.tree``), checked once per folder per
 process, on its first use by a Loader:
@@ -70,8 +71,10 @@ What changes, and why the results are the same:
   ``OrderedDict`` costs more than the parse (and without it the types would differ from stock).
   Pickle can run code: only ``collections.OrderedDict`` may be named in these files
   (``_unpickle``), and they sit in the same read-only layer as the code that reads them.
-  Service models (``.json.gz``) keep stock's path: pickles of all of them would add ~15 MB to the
-  zip.
+  Service models (``.json.gz``) keep stock's path, except the latest service model and endpoint
+  rule set of a few common services (tools/packaging/prepare_data.SERVICES: DynamoDB, S3, Lambda),
+  which are answered the same way, checked by the same hash of the bytes on disk: pickles of all
+  of them would add ~15 MB to the zip.
 * The results of the replaced methods are cached per Loader exactly as before (botocore's own
   ``instance_cache``, same keys).
 
@@ -93,6 +96,13 @@ When it does nothing (stock loading, whole or per search path):
   ``_load_file`` or ``exists``, or ``Loader.load_data`` / ``_potential_locations`` replaced on the
   class (after or before the patch) or on the instance, as code that logs or redirects data files
   does: every path then goes through them, as in stock;
+* one of the three replaced methods (``list_available_services``, ``list_api_versions``,
+  ``load_data_with_path``) already not botocore's own on the Loader class when botocore is patched
+  (``_is_botocores_own``: code that wraps it for logging, tracing or redirection before boto3 is
+  imported): that method is left as it is, so it runs exactly as often as in stock, and the debug
+  line says so; the other two still use the index.  A wrapper put on the class after the patch
+  wraps ours, and a subclass's override reaches ours through ``super()``: both are called as often
+  as in stock already;
 * ``AWS_PYTHON_KEEPALIVE_PREPARED=0`` (settings.py), or the layer switched off: this is part of
   the layer's activation, so "off" stays "no layer code on any path".
 
@@ -124,10 +134,50 @@ def patch(index):
 
     _OWN.update(_own_methods(loaders))
 
-    _wrap(loaders.Loader, "list_available_services", _make_list_available_services)
-    _wrap(loaders.Loader, "list_api_versions", _make_list_api_versions)
-    _wrap(loaders.Loader, "load_data_with_path", _make_load_data_with_path)
+    for name, make_replacement in (("list_available_services", _make_list_available_services),
+                                   ("list_api_versions", _make_list_api_versions),
+                                   ("load_data_with_path", _make_load_data_with_path)):
+        if _is_botocores_own(loaders, name):
+            _wrap(loaders.Loader, name, make_replacement)
+        elif not _is_ours(loaders.Loader.__dict__.get(name)):
+            # Someone replaced it on the class before botocore was patched (a logging, tracing or
+            # redirecting wrapper): a replacement of ours would call it only on its fallback path
+            # (issue 34 item 4: stock called them 12/4/4 times, the layer 0/0/0).  Left as it is,
+            # it runs exactly as often as in stock; the other methods still use the index.
+            diagnostics.debug("prepared data: Loader.%s is not botocore's own (replaced before the layer "
+                              "patched botocore); it is called as stock calls it, not answered from "
+                              "the index" % name)
     _wrap(loaders.Loader, "load_service_model", _make_load_service_model)
+
+
+def _is_ours(function):
+    from .wrap import WRAPPED
+
+    return getattr(function, WRAPPED, None) is not None
+
+
+def _is_botocores_own(loaders, name):
+    """Whether ``Loader.<name>`` is still the function botocore defined: its ``instance_cache``
+    wrapper (the same code object ``instance_cache`` makes) around a function of botocore.loaders'
+    own source file named ``Loader.<name>`` that wraps nothing.  A replacement made with
+    functools.wraps copies the name and module but not the code (and adds ``__wrapped__``); one
+    made with ``instance_cache`` around a function of its own fails the source-file check.  Only
+    the class's own attribute counts (a subclass override runs as in stock: callers reach it
+    first, and it reaches ours through super())."""
+    function = loaders.Loader.__dict__.get(name)
+    cache_code = loaders.instance_cache(lambda self: None).__code__
+    code = getattr(function, "__code__", None)
+    if code is not cache_code or hasattr(function, "__wrapped__") or "func" not in code.co_freevars:
+        return False
+    try:
+        inner = function.__closure__[code.co_freevars.index("func")].cell_contents
+    except (TypeError, IndexError, ValueError):
+        return False
+    inner_code = getattr(inner, "__code__", None)
+    return (inner_code is not None and inner_code.co_filename == cache_code.co_filename
+            and getattr(inner, "__qualname__", None) == "Loader." + name
+            and getattr(inner, "__module__", None) == "botocore.loaders"
+            and not hasattr(inner, "__wrapped__"))
 
 
 # (class, method name) -> botocore's own function, as botocore defined it (recorded at patch time;

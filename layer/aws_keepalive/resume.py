@@ -68,7 +68,9 @@ rejects: OpenSSL completes the full handshake in the same connection, at ~1.2x i
 so refusals in a row back off (_note_refusal): a server that refuses every ticket costs stock's
 handshakes plus one refused offer per 64 connections.  A handshake that fails after the session
 went into its ClientHello (a middlebox dropping or resetting PSK hellos) ends offering for that
-key for the cache's lifetime: one failed offer, once (_connected).
+key for the cache's lifetime: one failed offer, once (_connected) -- and once only however many
+threads or tasks connect at the same moment: until an offer for a key has resumed, one connection
+at a time offers for it (a probe), the others connect as stock (_offer_for).
 
 Children and restores.  Every entry carries the generation it was made in: SnapStart's restore
 (idle.restore_generation, bumped by snapstart.after_restore) and fork (``os.register_at_fork``)
@@ -108,7 +110,8 @@ CLIENT_CERT = "_aws_keepalive_client_cert"
 
 enabled = False  # set by patch.apply when AWS_PYTHON_KEEPALIVE_TLS_RESUME is on
 _forks = 0
-# [context, server_hostname, session, handed] while a connection that offers a session connects:
+# [context, server_hostname, session, handed, generation] while a connection that offers a session
+# connects (``handed``: False, then True, then the SSLSocket or SSLObject it went into):
 # a context variable, so each thread and each asyncio task sees only its own offer.  ``handed``
 # turns True when the session went into wrap_socket / wrap_bio, i.e. into a ClientHello (a list,
 # shared with the copy of the context asyncio 3.10 runs ``connection_made`` in).
@@ -158,13 +161,17 @@ class Cache:
     SSLSessions (each holding its context) form no cycle: a dropped client's context is freed by
     reference counting, as stock's is."""
 
-    __slots__ = ("sessions", "backoffs")
+    __slots__ = ("sessions", "backoffs", "proven", "probes")
 
     def __init__(self):
         # {key: (generation, session, when its verified chain's earliest certificate expires, context)}
         self.sessions = {}
         # {key: (refusals in a row, connections still to open without an offer, or NEVER)}
         self.backoffs = {}
+        # {key: True} once an offer for the key resumed: the path to it passes PSK hellos.
+        self.proven = {}
+        # {key: the offer in flight} for a key not proven yet: one offer at a time (_offer_for).
+        self.probes = {}
 
 
 def cache_of(owner):
@@ -283,8 +290,18 @@ def _connected(owner, ssl_object, token, failed):
     if token is None:
         return None
     cache, key, offer = token
-    offered = offer is not None and offer[3]
-    if failed:
+    offered = offer is not None and offer[3] is not False
+    if offer is not None and cache.probes.get(key) is offer:
+        cache.probes.pop(key, None)  # this key's probe ended: another connection may offer
+    # The offer went into a handshake that is not this connection's: aiohttp tries a host's next
+    # address when a TLS handshake fails or times out (ClientConnectorError, TimeoutError), and
+    # that attempt offers nothing (the offer was used up).  So the handshake that carried the
+    # session failed, though the connection succeeded: behind a PSK-dropping middlebox each such
+    # offer cost a connect timeout, counted as a refusal (back-off) instead of a failure (review
+    # of issue 34: 4 PSK hellos in 12 calls to a two-address host).
+    offer_failed = failed or (offered and ssl_object is not None and offer[3] is not True
+                              and offer[3] is not ssl_object)
+    if offer_failed:
         if offered:
             # The handshake that carried the session failed (timeout, reset, alert).  Some
             # middleboxes (DPI firewalls, old TLS proxies) drop or reset every ClientHello with a
@@ -294,8 +311,9 @@ def _connected(owner, ssl_object, token, failed):
             # costs stock's handshakes from then on, plus that one failure.  (Stricter than the
             # refusal back-off below, which prices a refusal at ~0.5 ms, not seconds.)
             cache.sessions.pop(key, None)
+            cache.proven.pop(key, None)
             _set_backoff(cache, key, (cache.backoffs.get(key, (0, 0))[0] + 1, NEVER))
-        return None
+        return None if failed else "full"
     if ssl_object is None:
         return None
     if not offered:
@@ -328,20 +346,26 @@ def _note_refusal(cache, key, refused):
     back-off.  (A single refusal -- a restarted server -- costs no skipped offer.)"""
     if not refused:
         cache.backoffs.pop(key, None)
+        if key not in cache.proven:
+            _bounded_set(cache.proven, key, True)
         return
     streak = cache.backoffs.get(key, (0, 0))[0] + 1
     _set_backoff(cache, key, (streak, 2 ** min(streak - 1, MAX_BACKOFF_SHIFT) - 1))
 
 
 def _set_backoff(cache, key, backoff):
-    backoffs = cache.backoffs
-    backoffs.pop(key, None)
-    while len(backoffs) >= MAX_PER_CACHE:
+    _bounded_set(cache.backoffs, key, backoff)
+
+
+def _bounded_set(table, key, value):
+    """``table[key] = value``, the oldest entries dropped first to keep at most MAX_PER_CACHE."""
+    table.pop(key, None)
+    while len(table) >= MAX_PER_CACHE:
         try:
-            backoffs.pop(next(iter(backoffs)), None)
+            table.pop(next(iter(table)), None)
         except (StopIteration, RuntimeError):  # emptied or changed by another thread meanwhile
             break
-    backoffs[key] = backoff
+    table[key] = value
 
 
 def after_release(conn):
@@ -506,7 +530,7 @@ def _offer_for(cache, context, key):
         made_in, candidate, chain_until, made_by = entry
         if (made_in == generation() and made_by is context
                 and time.time() < min(candidate.time + candidate.timeout, chain_until)):
-            offer = [context, key[-1], candidate, False]
+            offer = [context, key[-1], candidate, False, made_in]
         else:
             sessions.pop(key, None)
     backoff = cache.backoffs.get(key) if offer is not None else None
@@ -518,6 +542,21 @@ def _offer_for(cache, context, key):
         offer = None
         if backoff[1] == 1:
             sessions.pop(key, None)  # the last one backing off keeps a fresh session for the next offer
+    if offer is not None and key not in cache.proven:
+        # Not proven yet (no offer for this key has resumed): this offer is a probe, and while
+        # it is in flight no other connection offers for the key.  Behind a middlebox that drops
+        # PSK hellos, 8 threads connecting at once each offered the one cached session and each
+        # waited a connect timeout (review of issue 34: 8 failed offers where the docstring
+        # promised one); now one probes and fails, the 7 others connect as stock.  setdefault is
+        # one dict operation: two threads cannot both win the probe.
+        probes = cache.probes
+        if len(probes) >= MAX_PER_CACHE and key not in probes:
+            probes.clear()  # bounded even if a connect never reported back (nothing offers then)
+        in_flight = probes.get(key)
+        if in_flight is not None and in_flight[4] != offer[4]:
+            probes.pop(key, None)  # a probe of the parent's (fork) or before a restore: not ours
+        if probes.setdefault(key, offer) is not offer:
+            offer = None
     if offer is not None:
         _offer.set(offer)
     return (cache, key, offer)
@@ -580,6 +619,9 @@ class _ResumingWrap:
             _offer.set(None)
             offer[3] = True
             kwargs["session"] = offer[2]
+            wrapped = method(context, *args, **kwargs)
+            offer[3] = wrapped  # the SSLSocket / SSLObject whose handshake carries the offer
+            return wrapped
         return method(context, *args, **kwargs)
 
 

@@ -36,6 +36,10 @@ MAX_IDLE_S = 300
 # TLS session resumption for new connections (resume.py); the default the lab's numbers justify
 # (docs/trust.md, bench/tls_resume.py).
 TLS_RESUME = True
+# The cyclic GC during init (gcinit.py): a raised young threshold until the first client, then the
+# init's objects frozen.  Off by default until make soak-memory and the stock twin show no
+# difference (docs/coldstart.md, "The cyclic GC during init").
+GC_INIT = False
 
 # Kernel limits (include/net/tcp.h: MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT).
 MAX_TCP_KEEPIDLE = 32767
@@ -69,6 +73,7 @@ class Settings:
         "metrics_namespace",
         "prepared",
         "tls_resume",
+        "gc_init",
     )
 
     def __init__(
@@ -85,6 +90,7 @@ class Settings:
         metrics_namespace=METRICS_NAMESPACE,
         prepared=True,
         tls_resume=TLS_RESUME,
+        gc_init=GC_INIT,
     ):
         self.keepidle_s = keepidle_s
         self.keepintvl_s = keepintvl_s
@@ -109,6 +115,8 @@ class Settings:
         # host and verify settings (resume.py): the replacement handshake after a freeze skips
         # the certificate chain.  On by default: docs/trust.md has the measurements.
         self.tls_resume = tls_resume
+        # Fewer cyclic GC runs during init, then the init's objects frozen (gcinit.py).
+        self.gc_init = gc_init
 
     def describe(self):
         """One line for the debug log: the effective settings, by name."""
@@ -128,6 +136,8 @@ class Settings:
             text += " prepared=off"
         if not self.tls_resume:
             text += " tls_resume=off"
+        if self.gc_init != GC_INIT:
+            text += " gc_init=%s" % ("on" if self.gc_init else "off")
         return text
 
 
@@ -163,6 +173,7 @@ def from_environ(environ):
         metrics_namespace=_namespace(environ, "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE"),
         prepared=_flag(environ, "AWS_PYTHON_KEEPALIVE_PREPARED", default=True),
         tls_resume=_flag(environ, "AWS_PYTHON_KEEPALIVE_TLS_RESUME", default=TLS_RESUME),
+        gc_init=_flag(environ, "AWS_PYTHON_KEEPALIVE_GC_INIT", default=GC_INIT),
     )
 
 

@@ -155,10 +155,26 @@ def client_cert_changed(pool):
     if now != identities:
         pool.key_file = key_file
         pool.cert_file = cert_file
+        # And to the connection objects idle in the pool (made before, ``cert_file`` None): each
+        # reconnects loading the files, as stock's objects do.  Without it, a half-rotated pair
+        # made it connect with no certificate at all -- the failed load below leaves the context
+        # without one (OpenSSL drops a certificate whose key does not match) -- and succeed where
+        # stock fails (a server that asks for a certificate but accepts none; the stock twin's
+        # key_mismatch case).  Repeated at each send until a load succeeds, so objects other
+        # threads put back meanwhile get the files before their next use.
+        _give_files_to_idle_connections(pool, cert_file, key_file)
         # A half-rotated pair (a certificate without its key yet) raises here: reported once, and
         # tried again at the next send (the identities are recorded only once it loaded).
         context.load_cert_chain(cert_file, key_file)
         setattr(context, CLIENT_CERT, (cert_file, key_file, now))
+
+
+def _give_files_to_idle_connections(pool, cert_file, key_file):
+    """``cert_file`` / ``key_file`` on every connection object in ``pool``'s queue (urllib3 1.26
+    and 2.x keep them there; None entries are free slots)."""
+    for conn in list(getattr(getattr(pool, "pool", None), "queue", None) or ()):
+        if conn is not None:
+            conn.cert_file, conn.key_file = cert_file, key_file
 
 
 def _make_setup_ssl_cert(original):

@@ -260,15 +260,18 @@ def test_the_same_release_already_proposed_changes_nothing(rehearsal):
 
 
 def test_tag_mode_is_judged_by_the_release_suite():
-    """In tag mode the workflow's bump runs with BUMP_SUITES=test, and make bump-sdk hands that to bump_sdk.py
-    as --suites: the release's own make test judges a bump before it is tagged."""
+    """In tag mode the workflow's bump runs with BUMP_SUITES="test test-upstream", and make bump-sdk hands that
+    to bump_sdk.py as --suites: the release's own make test and the SDK's own suites on the patched tree
+    judge a bump before it is tagged."""
     text = open(WORKFLOW).read()
-    assert "BUMP_SUITES: ${{ vars.BUMP_SDK_MODE == 'tag' && 'test' || '' }}" in text
+    assert "BUMP_SUITES: ${{ vars.BUMP_SDK_MODE == 'tag' && 'test test-upstream' || '' }}" in text
     assert 'make bump-sdk VERSION="${VERSION}" BUMP_SUITES="${BUMP_SUITES}"' in text
-    planned = subprocess.run(["make", "-n", "--no-print-directory", "-C", REPO, "bump-sdk", "BUMP_SUITES=test"],
-                             capture_output=True, text=True, env=env())
-    assert planned.returncode == 0, planned.stderr
-    assert '--suites "test"' in planned.stdout, planned.stdout
-    default = subprocess.run(["make", "-n", "--no-print-directory", "-C", REPO, "bump-sdk"], capture_output=True,
-                             text=True, env=env())
-    assert "--suites" not in default.stdout
+    # Not `make -n`: the recipe names $(MAKE), so make would run it (the bump itself). TOOL_PYTHON=echo prints
+    # the command line the recipe runs, and runs nothing.
+    def planned(*arguments):
+        completed = subprocess.run(["make", "--no-print-directory", "-s", "-C", REPO, "bump-sdk", "TOOL_PYTHON=echo",
+                                    *arguments], capture_output=True, text=True, env=env())
+        assert completed.returncode == 0 and "tools/release/bump_sdk.py" in completed.stdout, completed.stderr
+        return completed.stdout
+    assert '--suites test test-upstream ' in planned("BUMP_SUITES=test test-upstream")
+    assert "--suites" not in planned()

@@ -1,7 +1,7 @@
 """make bump-sdk (tools/release/bump_sdk.py): resolution from a real package index on loopback
 (pypiserver holding real boto3/botocore wheels from PyPI), idempotency, refusal, what changed.
 
-The suites a real bump runs (test-build, test-hook-3.12, test-compat) cannot run inside test-build
+The suites a real bump runs (test-build, test-hook-3.12, test-compat, test-upstream) cannot run inside test-build
 itself; the refusal test hands the bump a make that records its targets and fails one suite with
 pytest's own summary line, on a copy of the files a bump writes. Everything else is real: uv
 resolving from the index, the hashes, the two botocore trees compared, template.yaml rewritten.
@@ -105,6 +105,12 @@ RECORDING_MAKE = textwrap.dedent("""\
         sys.exit(1)
     with open("README.md", "a") as readme:  # a rebuild that writes (make docs does)
         readme.write("rendered\\n")
+    if sys.argv[1:2] == ["layer"]:  # the sizes make layer writes (FAKE_<FLAVOR>_ZIPPED: how big)
+        flavor = sys.argv[2].split("=")[1]
+        os.makedirs("build", exist_ok=True)
+        zipped = int(os.environ.get("FAKE_%s_ZIPPED" % flavor.upper(), "1000"))
+        with open("build/layer.json" if flavor == "full" else "build/layer-hook.json", "w") as rows:
+            rows.write('{"rows": [{"zipped": %d, "unzipped": %d}]}' % (zipped, 2 * zipped))
 """)
 
 
@@ -132,9 +138,28 @@ def test_a_failing_suite_restores_the_old_pin_and_names_the_test(index, tmp_path
     record = (tmp_path / "record").read_text().splitlines()
     assert record[0] == " ".join(bump_sdk.FOLLOWING_LOCK_TARGETS)
     assert record[1:5] == ["layer FLAVOR=full", "layer FLAVOR=hook", "sdk-defaults", "docs"]
-    assert record[-3:] == list(bump_sdk.SUITES)
+    assert record[-len(bump_sdk.SUITES):] == list(bump_sdk.SUITES)
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["refused"] == ["test-hook-3.12"] and report["new"]["botocore"] == OLDER
+
+
+def test_a_bump_over_the_size_budget_is_refused_before_the_suites_saying_what_to_do(index, tmp_path):
+    """A rebuilt full zip over build_layer.SIZE_BUDGET (36 MB zipped here) refuses the bump right after
+    the rebuild, before any suite runs: every written file put back, and the message names the budget,
+    where it lives and what to do."""
+    root = tmp_path / "checkout"
+    checkout_copy(root)
+    before = {path: (root / path).read_bytes() for path in (bump_sdk.LOCK, "template.yaml", "README.md")}
+    completed = run_bump(root, index, tmp_path, FAKE_FULL_ZIPPED="36000000")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "the full layer is over its size budget: 36.0 MB (36000000 bytes) zipped" in completed.stderr
+    assert "SIZE_BUDGET" in completed.stderr and "What to do: keep the old pin" in completed.stderr
+    assert "REFUSED" in completed.stderr and "size budget failed" in completed.stderr
+    assert {path: (root / path).read_bytes() for path in before} == before
+    record = (tmp_path / "record").read_text().splitlines()
+    assert not set(record) & set(bump_sdk.SUITES)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["refused"] == ["size budget"] and len(report["size_budget"]) == 1
 
 
 def test_a_green_bump_pins_the_set_and_says_what_changed(index, tmp_path):

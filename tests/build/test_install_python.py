@@ -233,3 +233,32 @@ def test_a_jar_that_is_not_the_pinned_one_is_refused(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError) as error:
         install_python.ensure_pinned(MINOR, str(root))
     assert "refusing" in str(error.value)
+
+
+def test_a_pinned_prefix_edited_after_install_is_installed_again(maven_root):
+    """ensure_pinned checks every file of a pinned prefix against the manifest (sha256 per file) written
+    at install, not the stamp: an edited py_compile.py (which would compile every release from then
+    on) and an added sitecustomize.py are named, and the prefix is installed again from its verified
+    jar; a prefix without a manifest is not trusted either.  (The module's Maven install, reused: it
+    is the pinned build; this test runs last in the module, as it makes the prefix again.)"""
+    root = maven_root[0]
+    installed = install_python.ensure_pinned(MINOR, root)
+    prefix = install_python.prefix_for(MINOR, root)
+    assert install_python.manifest_differences(prefix) == []
+    edited = os.path.join(prefix, "lib", "python" + MINOR, "py_compile.py")
+    with open(edited, "rb") as handle:
+        original = handle.read()
+    with open(edited, "ab") as handle:
+        handle.write(b"\n# edited after install\n")
+    added = os.path.join(prefix, "lib", "python" + MINOR, "sitecustomize.py")
+    with open(added, "w") as handle:
+        handle.write("import sys\n")
+    assert install_python.manifest_differences(prefix) == [
+        "changed: lib/python%s/py_compile.py" % MINOR, "added: lib/python%s/sitecustomize.py" % MINOR]
+    assert install_python.ensure_pinned(MINOR, root) == installed
+    with open(edited, "rb") as handle:
+        assert handle.read() == original
+    assert not os.path.exists(added)
+    assert install_python.manifest_differences(prefix) == []
+    os.unlink(os.path.join(prefix, install_python.MANIFEST))
+    assert install_python.manifest_differences(prefix) == ["no manifest"]

@@ -3,6 +3,7 @@ data folders and botocore's top-level files pre-parsed; the hook flavor the same
 SDK it knows (lab/runtime-sdk/*.txt), answered for that SDK with exactly stock's results."""
 
 import glob
+import gzip
 import hashlib
 import json
 import os
@@ -79,19 +80,24 @@ def test_full_layer_indexes_exactly_its_data_folders(layer):
 
 
 def test_pre_parsed_files_equal_botocores_parse(layer):
-    """Each pre-parsed top-level file is botocore's own parse of the zip's file (OrderedDict, same
-    order), with that file's size and sha256."""
+    """Each pre-parsed file (the top-level ones, the common services' latest model and rule set) is
+    botocore's own parse of the zip's file (OrderedDict, same order), with that file's size and sha256."""
     index, _, _ = read_index(layer[0])
     with zipfile.ZipFile(layer[0]) as archive:
         for relative, (size, digest, name) in index["parsed"].items():
             raw = archive.read("python/" + relative)
             assert size == len(raw) and digest == hashlib.sha256(raw).digest(), relative
             parsed = pickle.loads(archive.read(DATA + name))
-            stock = json.loads(raw.decode("utf-8"), object_pairs_hook=OrderedDict)
+            text = gzip.decompress(raw) if relative.endswith(".gz") else raw
+            stock = json.loads(text.decode("utf-8"), object_pairs_hook=OrderedDict)
             assert type(parsed) is OrderedDict and parsed == stock and list(parsed) == list(stock), relative
-    assert sorted(index["parsed"]) == ["botocore/data/_retry.json", "botocore/data/endpoints.json",
-                                       "botocore/data/partitions.json",
-                                       "botocore/data/sdk-default-configuration.json"]
+    top_level = ["botocore/data/_retry.json", "botocore/data/endpoints.json", "botocore/data/partitions.json",
+                 "botocore/data/sdk-default-configuration.json"]
+    assert sorted(name for name in index["parsed"] if name.count("/") == 2) == top_level
+    services = index["trees"]["botocore/data"]["services"]
+    assert sorted(name for name in index["parsed"] if name.count("/") == 4) == sorted(
+        "botocore/data/%s/%s/%s.json.gz" % (service, max(services[service]), type_name)
+        for service in ("dynamodb", "lambda", "s3") for type_name in ("endpoint-rule-set-1", "service-2"))
 
 
 def test_trimmed_layer_indexes_only_the_kept_services(trimmed):

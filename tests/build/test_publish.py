@@ -444,7 +444,7 @@ def test_staged_private_then_promoted_then_checked(release, moto_endpoint, tmp_p
 
 
 def test_make_publish_zip_publishes_a_downloaded_zip(release, moto_endpoint, tmp_path):
-    """`make publish ZIP=<a zip anywhere>` publishes that file under the flavor its name says (the
+    """`make publish ZIP=<a zip anywhere>` publishes that file under the flavor it holds (the
     hook zip -> LAYER_NAME-hook), with no release folder at all, and writes layers.json beside it."""
     downloads = tmp_path / "Downloads"
     downloads.mkdir()
@@ -458,3 +458,36 @@ def test_make_publish_zip_publishes_a_downloaded_zip(release, moto_endpoint, tmp
     assert json.load(open(downloads / "layers.json")) == {
         name + "-hook": {"eu-west-1": "arn:aws:lambda:eu-west-1:123456789012:layer:%s-hook:1" % name}}
     assert not (tmp_path / "none").exists()
+
+
+def publish_zip(endpoint, zip_path, name, tmp_path):
+    return subprocess.run(["make", "--no-print-directory", "-C", REPO, "publish", "ZIP=%s" % zip_path,
+                           "REGIONS=eu-west-1", "LAYER_NAME=%s" % name, "BUILD_DIR=%s" % (tmp_path / "none")],
+                          capture_output=True, text=True, env=env(AWS_ENDPOINT_URL=endpoint))
+
+
+def test_make_publish_zip_reads_the_flavor_from_the_zip_and_refuses_a_name_that_disagrees(release, moto_endpoint,
+                                                                                            tmp_path):
+    """`make publish ZIP=build/layer-hook.zip` (make layer FLAVOR=hook's file) publishes LAYER_NAME-hook,
+    the flavor read from the zip's contents; the hook zip under a full zip's name, and the full zip
+    under the hook's, are refused before anything is published, saying what the zip holds."""
+    name = "flavor-%s" % tmp_path.name[-8:]
+    (tmp_path / "build").mkdir()
+    shutil.copy(hook_zip_of(release), tmp_path / "build" / "layer-hook.zip")
+    completed = publish_zip(moto_endpoint, tmp_path / "build" / "layer-hook.zip", name, tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert json.load(open(tmp_path / "build" / "layers.json")) == {
+        name + "-hook": {"eu-west-1": "arn:aws:lambda:eu-west-1:123456789012:layer:%s-hook:1" % name}}
+    full = os.path.join(release, "aws-python-keepalive-%s.zip" % layer_info.zip_info(hook_zip_of(release))["hook"])
+    for source, renamed, holds in ((hook_zip_of(release), os.path.basename(full), "hook-only"),
+                                   (full, "layer-hook.zip", "full")):
+        folder = tmp_path / ("as-" + holds)
+        folder.mkdir()
+        shutil.copy(source, folder / renamed)
+        completed = publish_zip(moto_endpoint, folder / renamed, name, tmp_path)
+        assert completed.returncode != 0, completed.stdout
+        assert "holds the %s layer" % holds in completed.stderr and "nothing was published" in completed.stderr
+        assert not (folder / "layers.json").exists()
+    lam = client("lambda", moto_endpoint, "eu-west-1")
+    assert [v["Version"] for v in lam.list_layer_versions(LayerName=name + "-hook")["LayerVersions"]] == [1]
+    assert lam.list_layer_versions(LayerName=name)["LayerVersions"] == []

@@ -17,6 +17,7 @@ from conftest import REPO, clone, env, make_release, run_make_release, tool
 from tools.release import release as release_module
 
 from tools.packaging import layer_info
+from tools.packaging import patches
 
 VERSION = build_wheel.source_version(os.path.join(REPO, "layer"))
 FULL = "aws-python-keepalive-%s.zip" % VERSION
@@ -148,14 +149,16 @@ def test_a_changed_pin_is_refused_where_the_interpreter_is_installed(tmp_path):
 def test_sbom_lists_every_package_with_the_hash_of_the_wheel_inside(release, flavor):
     """Each SBOM's components are exactly the distributions inside its zip, each with one hash: the
     hook's is the wheel's; each locked package's is the one of the lock's hashes that the package
-    index names as the wheel with the zip's WHEEL tag (not the sdist's, which is not inside); the zip
-    itself is the metadata component, with its sha256."""
+    index names as the wheel with the zip's WHEEL tag (not the sdist's, which is not inside), on the
+    component or, for a package the layer patched, on its pedigree's ancestor; the zip itself is the
+    metadata component, with its sha256."""
     name = FULL if flavor == "full" else HOOK
     document = read_json(os.path.join(release, name + ".cdx.json"))
     assert document["bomFormat"] == "CycloneDX" and document["specVersion"] == "1.5"
     sums = dict(reversed(line.split()) for line in open(os.path.join(release, "SHA256SUMS")))
     assert document["metadata"]["component"]["hashes"] == [{"alg": "SHA-256", "content": sums[name]}]
-    components = {component["name"]: component for component in document["components"]}
+    components = {component["name"]: component for component in document["components"]
+                  if component["type"] == "library"}
     inside = sbom.distributions_in_zip(os.path.join(release, name))
     assert {sbom.normalize(n): c["version"] for n, c in components.items()} == inside
     assert components["aws-python-keepalive"]["hashes"] == [{"alg": "SHA-256", "content": sums[WHEEL]}]
@@ -166,7 +169,9 @@ def test_sbom_lists_every_package_with_the_hash_of_the_wheel_inside(release, fla
     for package, version, digests in locked:
         assert components[package]["version"] == version
         assert components[package]["purl"] == "pkg:pypi/%s@%s" % (sbom.normalize(package), version)
-        (digest,) = [h["content"] for h in components[package]["hashes"]]
+        # A package the layer patched carries the wheel's hash on its ancestor (the wheel as published).
+        (wheel_component,) = components[package].get("pedigree", {}).get("ancestors", [components[package]])
+        (digest,) = [h["content"] for h in wheel_component["hashes"]]
         assert digest in digests
         (wheel,) = [text for n, text in wheel_files.items() if sbom.normalize(n[len("python/"):].split("-")[0])
                     == sbom.normalize(package)]
@@ -183,9 +188,10 @@ def test_sbom_gives_licenses_suppliers_a_timestamp_and_the_dependency_graph(rele
     every component, and each package on what it requires (boto3 on botocore, jmespath, s3transfer;
     botocore on jmespath, python-dateutil, urllib3; python-dateutil on six)."""
     document = read_json(os.path.join(release, FULL + ".cdx.json"))
-    for component in document["components"] + [document["metadata"]["component"]]:
+    libraries = [component for component in document["components"] if component["type"] == "library"]
+    for component in libraries + [document["metadata"]["component"]]:
         assert component["licenses"] and component["supplier"]["name"], component["name"]
-    components = {component["name"]: component for component in document["components"]}
+    components = {component["name"]: component for component in libraries}
     assert components["boto3"]["licenses"] == [{"license": {"id": "Apache-2.0"}}]
     assert components["boto3"]["supplier"]["name"] == "Amazon Web Services"
     assert components["urllib3"]["licenses"] == [{"expression": "MIT"}]
@@ -201,6 +207,33 @@ def test_sbom_gives_licenses_suppliers_a_timestamp_and_the_dependency_graph(rele
     assert graph["python-dateutil"] == ["six"]
     assert graph["s3transfer"] == ["botocore"]
     assert graph["aws-python-keepalive"] == graph["six"] == graph["urllib3"] == graph["jmespath"] == []
+
+
+def test_sbom_declares_every_patch_of_the_full_layers_sdk(release):
+    """The full zip's SBOM gives each package the layer patched (layer/patches/) a pedigree: the
+    wheel as its ancestor, each patch as CycloneDX ``unofficial`` with its whole diff and, as the
+    enhancement it resolves, its subject and why; the patched component itself has no hash (the
+    wheel's would not describe its files), the unpatched libraries and the hook flavor's have no pedigree."""
+    declared = patches.load()
+    document = read_json(os.path.join(release, FULL + ".cdx.json"))
+    components = {component["name"]: component for component in document["components"]}
+    by_distribution = {}
+    for patch in declared:
+        by_distribution.setdefault(patch["distribution"], []).append(patch)
+    libraries = {name: c for name, c in components.items() if c["type"] == "library"}
+    assert sorted(name for name, c in libraries.items() if "pedigree" in c) == sorted(by_distribution)
+    for name, expected in by_distribution.items():
+        component = components[name]
+        assert "hashes" not in component
+        (ancestor,) = component["pedigree"]["ancestors"]
+        assert (ancestor["name"], ancestor["version"], ancestor["purl"]) == (name, component["version"],
+                                                                              component["purl"])
+        assert [(p["type"], p["diff"]["text"]["content"], p["resolves"]) for p in component["pedigree"]["patches"]] == [
+            ("unofficial", patch["text"], [{"type": "enhancement", "id": "%s/%s" % (name, patch["name"]),
+                                            "name": patch["subject"], "description": patch["why"]}])
+            for patch in expected]
+    hook = read_json(os.path.join(release, HOOK + ".cdx.json"))
+    assert not any("pedigree" in component for component in hook["components"] if component["type"] == "library")
 
 
 def test_sbom_timestamp_is_source_date_epoch(release, monkeypatch):
@@ -265,7 +298,7 @@ sys.exit(1 if bad else 0)
 
 def test_sboms_validate_against_the_cyclonedx_schema(release, tmp_path):
     """Both SBOMs pass cyclonedx-python-lib's strict CycloneDX 1.5 JSON schema check (and the check
-    does reject a document with an unknown hash algorithm)."""
+    does reject a document with an unknown hash algorithm, and one with an unknown patch type)."""
     paths = [os.path.join(release, name + ".cdx.json") for name in (FULL, HOOK)]
     checked = validate(paths)
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -273,6 +306,12 @@ def test_sboms_validate_against_the_cyclonedx_schema(release, tmp_path):
     broken["components"][0]["hashes"][0]["alg"] = "SHA256"
     (tmp_path / "broken.json").write_text(json.dumps(broken))
     assert validate([str(tmp_path / "broken.json")]).returncode == 1
+    # ... and one whose patch pedigree is not CycloneDX's (the full SBOM's patches are checked too).
+    full = read_json(paths[0])
+    (patched,) = [c for c in full["components"] if c["name"] == "urllib3"]
+    patched["pedigree"]["patches"][0]["type"] = "downstream"
+    (tmp_path / "broken-patch.json").write_text(json.dumps(full))
+    assert validate([str(tmp_path / "broken-patch.json")]).returncode == 1
 
 
 def test_sbom_refuses_a_zip_that_disagrees_with_the_lock(release):
@@ -280,3 +319,17 @@ def test_sbom_refuses_a_zip_that_disagrees_with_the_lock(release):
     locked = [(name, "0.0.0" if name == "urllib3" else version, digests) for name, version, digests in lock()]
     with pytest.raises(ValueError, match="urllib3"):
         sbom.document(os.path.join(release, FULL), "0" * 64, "full", VERSION, "0" * 64, locked, [], "")
+
+
+@pytest.mark.parametrize("system, machine", [("Darwin", "arm64"), ("Linux", "aarch64"), ("Windows", "AMD64")])
+def test_a_build_off_linux_x86_64_refuses_naming_the_route_that_works_there(monkeypatch, tmp_path, system, machine):
+    """On macOS, arm64 Linux or Windows (platform as Python reports it there: it cannot run here),
+    make layer / make release / make publish refuse before installing anything, and the message names
+    what works there instead: make publish ZIP="$HOME/...", with nothing rebuilt (issue 35 item 13)."""
+    monkeypatch.setattr(release_module.platform, "system", lambda: system)
+    monkeypatch.setattr(release_module.platform, "machine", lambda: machine)
+    with pytest.raises(SystemExit) as refused:
+        release_module.pinned_interpreters(str(tmp_path / "pinned"))
+    assert "%s %s" % (system, machine) in str(refused.value)
+    assert 'make publish ZIP="$HOME/Downloads/aws-python-keepalive-<version>.zip"' in str(refused.value)
+    assert not (tmp_path / "pinned").exists()

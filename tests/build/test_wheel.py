@@ -146,7 +146,8 @@ def test_wheel_holds_the_package_pth_and_start_only(wheel):
         infos = archive.infolist()
     assert payload == source_files()
     assert sorted(set(names) - set(payload)) == sorted(
-        DIST_INFO + "/" + name for name in ("METADATA", "WHEEL", "entry_points.txt", "top_level.txt", "RECORD"))
+        DIST_INFO + "/" + name for name in ("METADATA", "WHEEL", "entry_points.txt", "top_level.txt", "LICENSE",
+                                            "NOTICE", "RECORD"))
     assert not [name for name in names if name.split("/")[0] in ("boto3", "botocore", "urllib3")]
     assert not [name for name in names if "customize" in name]
     for info in infos:
@@ -259,3 +260,17 @@ def test_installed_in_a_venv_any_python_process(switch, venv_python, tmp_path):
             assert {name: options[name] for name in ON_OPTIONS} == ON_OPTIONS
         else:
             assert options["SO_KEEPALIVE"] == 0
+
+
+def test_wheel_carries_the_license_and_notice(wheel):
+    """The dist-info holds the repository's LICENSE (Apache-2.0) and NOTICE byte for byte, and METADATA
+    names both as License-File (the wheel carried no license text before)."""
+    with zipfile.ZipFile(wheel[0]) as archive:
+        for name in ("LICENSE", "NOTICE"):
+            with open(os.path.join(REPO, name), "rb") as handle:
+                assert archive.read("%s/%s" % (DIST_INFO, name)) == handle.read(), name
+        headers = archive.read(DIST_INFO + "/METADATA").decode().split("\n\n", 1)[0]
+    assert "License: Apache-2.0\nLicense-File: LICENSE\nLicense-File: NOTICE\n" in headers
+    with open(os.path.join(REPO, "LICENSE")) as handle:
+        text = handle.read()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text

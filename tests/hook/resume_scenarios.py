@@ -10,7 +10,8 @@ the layer can be run through it side by side and their outcomes compared.
 * ``TRUSTSTORE_SCRIPT``: truststore from PyPI injected before botocore is imported, then
   extracted or left in, in a fresh interpreter;
 * ``AIO_OVERRIDE_SCRIPT``: the same subclass under aiobotocore, whose asyncio calls ``wrap_bio``;
-* ``AIO_MIDDLEBOX_SCRIPT``: aiobotocore behind psk_middlebox.py's resetting middlebox;
+* ``AIO_MIDDLEBOX_SCRIPT``: aiobotocore behind psk_middlebox.py's dropping or resetting middlebox, at one
+  address or two;
 * ``CHURN_SCRIPT``: clients made and dropped with the cyclic GC disabled, counting live contexts
   and the RSS growth, in a fresh interpreter;
 * ``rotate_client_certificate_before_key``: a client certificate replaced on disk, its key not yet.
@@ -199,36 +200,59 @@ print(json.dumps({"outcomes": outcomes, "calls": cls.calls}))
 """
 
 
-# Fresh interpreter, aiobotocore from ``aio``: 6 calls through a PskMiddlebox (psk_middlebox.py,
-# in ``here``) resetting PSK hellos in front of ``target``.  Prints each call's outcome and the
-# middlebox's hellos (True: carried a PSK).
+# Fresh interpreter, aiobotocore from ``aio``: ``calls`` calls to a name with ``addresses`` (1 or
+# 2) addresses, each a PskMiddlebox (psk_middlebox.py, in ``here``; ``action``) in front of
+# ``target``.  aiohttp tries the next address when a TLS handshake fails, so with two a PSK hello
+# the first address drops is followed by one without on the second.  Two addresses come from a
+# resolver given to aiohttp (loopback has one address per name here; DynamoDB's regional names
+# have several).  Prints each call's outcome and each middlebox's hellos (True: carried a PSK).
 AIO_MIDDLEBOX_SCRIPT = """
-import asyncio, json, sys
+import asyncio, contextlib, json, socket, sys
 sys.path[:0] = [%(aio)r, %(here)r]
 from aws_keepalive import aio, patch, settings
 if %(on)r:
     config = settings.Settings()
     patch.apply(config)
     aio.apply(config)
+import aiohttp.abc, aiohttp.connector
 from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from psk_middlebox import PskMiddlebox
 outcomes = []
 
-async def main(box):
+
+class EachMiddlebox(aiohttp.abc.AbstractResolver):
+    def __init__(self, *args, **kwargs):
+        pass
+
+    async def resolve(self, host, port=0, family=socket.AF_INET):
+        return [dict(hostname=host, host="127.0.0.1", port=box.address[1], family=socket.AF_INET,
+                     proto=0, flags=socket.AI_NUMERICHOST) for box in boxes]
+
+    async def close(self):
+        pass
+
+
+if %(addresses)r > 1:
+    aiohttp.connector.DefaultResolver = EachMiddlebox
+
+
+async def main():
     async with get_session().create_client(
-            "dynamodb", region_name="us-east-1", endpoint_url="https://localhost:%%d" %% box.address[1],
+            "dynamodb", region_name="us-east-1", endpoint_url="https://localhost:%%d" %% boxes[0].address[1],
             verify=%(bundle)r, aws_access_key_id="a", aws_secret_access_key="b",
-            config=AioConfig(connect_timeout=2, retries={"max_attempts": 3, "mode": "standard"})) as client:
-        for _ in range(6):
+            config=AioConfig(connect_timeout=1, retries={"max_attempts": 3, "mode": "standard"})) as client:
+        for _ in range(%(calls)r):
             try:
                 await client.list_tables()
                 outcomes.append("ok")
             except Exception as error:
                 outcomes.append(type(error).__name__)
-with PskMiddlebox(%(target)r, "reset") as box:
-    asyncio.run(main(box))
-print(json.dumps({"outcomes": outcomes, "hellos": box.hellos}))
+                print(repr(error), file=sys.stderr)
+with contextlib.ExitStack() as stack:
+    boxes = [stack.enter_context(PskMiddlebox(%(target)r, %(action)r)) for _ in range(%(addresses)r)]
+    asyncio.run(main())
+print(json.dumps({"outcomes": outcomes, "hellos": [box.hellos for box in boxes]}))
 """
 
 
@@ -239,3 +263,4 @@ def rotate_client_certificate_before_key(cert_path):
     import trustme
 
     trustme.CA().issue_cert("rotated-client@example.com").cert_chain_pems[0].write_to_path(cert_path)
+

@@ -673,3 +673,106 @@ def test_a_file_named_as_a_service_raises_what_stock_raises(site, tmp_path):
     stock = activated(site, FILE_AS_SERVICE, dict(OPT_OUT, **env))
     assert set(stock.values()) == {"NotADirectoryError"}
     assert activated(site, FILE_AS_SERVICE, dict(ON, **env)) == stock
+
+
+# Issue 34 item 4: code that wraps the Loader's search-path methods on the class before boto3 is
+# imported (botocore.loaders imported, botocore not patched yet: the patch runs at
+# botocore.session's import).  Each style counts its calls by method name.
+EARLY_WRAPPERS = {
+    "plain wrapper": """
+def wrapper_of(name, function):
+    def wrapper(self, *args, **kwargs):
+        calls[name] = calls.get(name, 0) + 1
+        return function(self, *args, **kwargs)
+    return wrapper
+""",
+    "functools.wraps": """
+import functools
+def wrapper_of(name, function):
+    @functools.wraps(function)
+    def wrapper(self, *args, **kwargs):
+        calls[name] = calls.get(name, 0) + 1
+        return function(self, *args, **kwargs)
+    return wrapper
+""",
+    "instance_cache override": """
+def wrapper_of(name, function):
+    def override(self, *args, **kwargs):
+        calls[name] = calls.get(name, 0) + 1
+        return function(self, *args, **kwargs)
+    override.__name__ = override.__qualname__ = name
+    return botocore.loaders.instance_cache(override)
+""",
+}
+
+EARLY_WRAPPED_CALLS = """
+import botocore.loaders
+assert "botocore.session" not in sys.modules
+calls = {}
+%s
+for name in ("load_data_with_path", "list_available_services", "list_api_versions"):
+    setattr(botocore.loaders.Loader, name, wrapper_of(name, getattr(botocore.loaders.Loader, name)))
+import boto3
+boto3.client("dynamodb", region_name="us-east-1")
+boto3.client("s3", region_name="us-east-1")
+boto3.session.Session().client("sqs", region_name="eu-west-1")
+from aws_keepalive import prepared
+out = [calls, bool(prepared._state)]
+"""
+
+
+@pytest.mark.parametrize("style", sorted(EARLY_WRAPPERS))
+def test_loader_methods_wrapped_before_import_are_called_as_in_stock(site, style):
+    """Loader.load_data_with_path / list_available_services / list_api_versions wrapped on the class
+    before boto3 is imported: each wrapper is called exactly as often as with the layer off (it was
+    0/0/0 against stock's 12/4/4), the debug line names each one, and the index still answers
+    what is left (load_service_model's checks)."""
+    script = ACTIVATED.replace("import botocore.session\n", "") % ()
+    runs = []
+    for env in ({"AWS_PYTHON_KEEPALIVE": "0"}, ON):
+        completed = subprocess.run([sys.executable, "-c", script, str(site),
+                                    EARLY_WRAPPED_CALLS % EARLY_WRAPPERS[style]],
+                                   capture_output=True, text=True, timeout=120, env=dict(BASE_ENV, **env))
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        runs.append(json.loads(completed.stdout.splitlines()[-1]))
+    stock, layer = runs
+    assert all(stock[0].get(name) for name in ("load_data_with_path", "list_available_services",
+                                               "list_api_versions")), stock
+    assert layer[0] == stock[0] and layer[1] is True
+    for name in ("load_data_with_path", "list_available_services", "list_api_versions"):
+        assert "prepared data: Loader.%s is not botocore's own" % name in completed.stderr
+
+
+def test_a_changed_model_of_a_pre_parsed_service_is_loaded_from_its_bytes(tmp_path):
+    """DynamoDB's latest service-2.json.gz (pre-parsed by the build) rewritten in a copy of a known
+    release, one name changed: the client's model has the change, as stock's has."""
+    import gzip
+
+    site = hook_site(tmp_path)
+    sdk = tmp_path / "runtime"
+    data = copy_of_botocore(sdk) / "data"
+    service = data / "dynamodb"
+    versions = os.listdir(service)
+    source = os.path.realpath(service)
+    os.unlink(service)
+    service.mkdir()
+    for version in versions:
+        os.symlink(os.path.join(source, version), service / version)
+    latest = service / max(versions)
+    os.unlink(latest)
+    latest.mkdir()
+    for name in os.listdir(os.path.join(source, max(versions))):
+        os.symlink(os.path.join(source, max(versions), name), latest / name)
+    model = gzip.decompress(open(latest / "service-2.json.gz", "rb").read())
+    assert model.count(b'"Amazon DynamoDB"') == 1
+    os.unlink(latest / "service-2.json.gz")
+    (latest / "service-2.json.gz").write_bytes(gzip.compress(model.replace(b'"Amazon DynamoDB"',
+                                                                           b'"Amazon DynamoDX"'), mtime=0))
+    paths = str(site) + os.pathsep + str(sdk)
+    extra = ("results['name'] = boto3.client('dynamodb', region_name='us-east-1')"
+             ".meta.service_model.metadata['serviceFullName']\n")
+    found = {}
+    for name, env in (("stock", OPT_OUT), ("layer", ON)):
+        result, _ = probe(paths, env, services=(), extra=extra)
+        found[name] = result["results"]["name"]
+    assert found == {"stock": "Amazon DynamoDX", "layer": "Amazon DynamoDX"}

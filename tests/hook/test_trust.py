@@ -563,6 +563,23 @@ def test_half_rotated_client_certificate_is_reported_as_such(trust_once, tmp_pat
         rotating.list_tables()
 
 
+def test_half_rotated_client_certificate_fails_where_a_certificate_is_optional(trust_once, tmp_path):
+    """A server that asks for a client certificate but accepts a connection without one: a
+    certificate rotated before its key fails every send with KEY_VALUES_MISMATCH, as stock's
+    (urllib3 loads the pair per connection), and the server gets no request.  The pooled connection
+    object reconnected without any certificate and succeeded (found by the stock twin): the failed
+    load had emptied the context it presents from."""
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        mtls.server.tls_context.verify_mode = ssl.CERT_OPTIONAL
+        cert, key, rotating = client_with_copied_certificate(mtls, tmp_path)
+        rotating.list_tables()
+        trustme.CA().issue_cert("other@example.com").cert_chain_pems[0].write_to_path(cert)
+        for _ in range(3):
+            with pytest.raises(SSLError, match="KEY_VALUES_MISMATCH"):
+                rotating.list_tables()
+        assert mtls.server.requests == 1
+
+
 # Two threads of one client with a client certificate against a server that demands one and closes
 # every connection after answering, for argv[1] seconds (tests/hook and the layer on sys.path).
 TWO_THREADS_CLIENT_CERT = """

@@ -67,3 +67,21 @@ def test_ratios_are_over_the_runtime_copy_of_the_same_memory_size():
             row(1769, "layer", 90.0)]
     coldstart.add_ratios(rows)
     assert [r["total_over_runtime"] for r in rows] == [1.0, 0.8, 1.0, 0.9]
+
+
+def test_a_difference_within_the_equal_columns_noise_is_no_difference():
+    """The equal columns' distance from 1 (or half their per-round ratios' spread) is the noise: a
+    column within it is no difference, one beyond it is; the table then says "no difference"."""
+    def row(variant, total, cpu, iqr=(1.0, 1.0)):
+        return {"python": "3.12", "memory_mb": 128, "variant": variant, "total_ms": total, "cpu_ms": cpu,
+                "total_ratio_iqr": list(iqr), "cpu_ratio_iqr": list(iqr)}
+
+    rows = [row("runtime_copy", 1000.0, 500.0), row("runtime_copy_again", 1050.0, 490.0, (0.9, 1.1)),
+            row("hook_layer", 970.0, 400.0), row("layer", 800.0, 480.0)]
+    coldstart.add_ratios(rows)
+    again, hook, layer = rows[1], rows[2], rows[3]
+    assert again["noise"] == 0.1 and again["noise_cpu"] == 0.1  # half the equal columns' spread
+    assert hook["total_difference"] is False and hook["cpu_difference"] is True
+    assert layer["total_difference"] is True and layer["cpu_difference"] is False
+    assert coldstart.ratio_text(hook, "total") == "no difference"
+    assert coldstart.ratio_text(layer, "total") == "0.80 (1.00-1.00)"

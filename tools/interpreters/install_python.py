@@ -32,6 +32,15 @@ Idempotent: a stamp (``.installed``) names where the prefix came from; a file lo
 keeps parallel makes from installing it twice, and the stamp is written last, so a half-made
 prefix (an interrupted run) is made again.  Stdlib only, like find_python (it runs on the
 machine's own python3).
+
+The pinned builds (``ensure_pinned``: the interpreters that compile every layer zip's bytecode)
+are checked file by file, not trusted by their stamp: at install, a manifest (``.manifest-sha256``:
+the sha256 of every file, the target of every link) is written after the prefix is complete and
+checked; every later ``ensure_pinned`` hashes the prefix again and compares.  A file edited,
+added or removed since (a ``py_compile.py`` changed by hand would compile every release from then
+on) makes it install the prefix again from its verified jar, saying which files differed.  Hashing
+a prefix (~100 MB, ~4 300 files) costs about a second; ``make layer`` and ``make release`` pay it
+once per minor, in parallel.
 """
 
 import argparse
@@ -56,6 +65,11 @@ INSTALL_ROOT = find_python.INSTALL_ROOT
 STAMP = ".installed"
 # In a Maven prefix: the sha256 its jar was verified against (ensure_pinned compares it with the pin).
 VERIFIED = ".verified-sha256"
+# In a Maven prefix: "<sha256>  <path>" of every file ("link:<target>" for a symlink), written at
+# install (ensure_pinned checks the prefix against it on every call).
+MANIFEST = ".manifest-sha256"
+# Bookkeeping at the top of a prefix, outside the manifest.
+NOT_IN_MANIFEST = (STAMP, VERIFIED, MANIFEST)
 LAYOUT = "1"  # bump when the unpacked layout changes: prefixes of an older layout are made again
 
 # CPython minor -> the Maven Central version of org.bytedeco:cpython (its <python>-<presets>).
@@ -126,10 +140,66 @@ def ensure_pinned(minor, root, mvn="mvn", pins_path=None):
     with open(os.path.join(root, "." + minor + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         origin = installed_origin(minor, root)
-        if origin != "Maven Central %s" % maven_coordinates(minor) or verified_digest(minor, root) != pinned:
+        fresh = origin != "Maven Central %s" % maven_coordinates(minor) or verified_digest(minor, root) != pinned
+        if not fresh:
+            differences = manifest_differences(prefix_for(minor, root))
+            if differences:
+                log("%s differs from the manifest written when it was installed (%s%s): installing it again from "
+                    "its verified jar" % (prefix_for(minor, root), "; ".join(differences[:5]),
+                                          "; ..." if len(differences) > 5 else ""))
+                fresh = True
+        if fresh:
             origin = _install(minor, root, None, mvn, sources=(
                 lambda minor, root, mvn, **_: install_from_maven(minor, root, mvn, pins_path=pins_path),))
+            differences = manifest_differences(prefix_for(minor, root))
+            if differences:
+                raise RuntimeError("%s differs from its own manifest right after installing it (%s): refusing it"
+                                   % (prefix_for(minor, root), "; ".join(differences[:5])))
         return find_python.from_install_root(minor, root), origin, verified_digest(minor, root)
+
+
+def prefix_files(prefix):
+    """{path relative to ``prefix``: sha256 of the file, or 'link:<target>' for a symlink}, without the
+    bookkeeping files at the top (NOT_IN_MANIFEST)."""
+    import hashlib
+
+    found = {}
+    for folder, dirs, names in os.walk(prefix):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, prefix)
+            if relative in NOT_IN_MANIFEST:
+                continue
+            if os.path.islink(path):
+                found[relative] = "link:" + os.readlink(path)
+                continue
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            found[relative] = digest.hexdigest()
+    return found
+
+
+def write_manifest(prefix):
+    """Record every file of the complete prefix (MANIFEST), to compare with at every later use."""
+    lines = ["%s  %s\n" % (digest, path) for path, digest in sorted(prefix_files(prefix).items())]
+    with open(os.path.join(prefix, MANIFEST), "w") as handle:
+        handle.writelines(lines)
+
+
+def manifest_differences(prefix):
+    """What differs between ``prefix`` and its MANIFEST: ['changed: lib/...', 'added: ...',
+    'missing: ...'], or ['no manifest'] (a prefix installed before manifests, or half made)."""
+    try:
+        with open(os.path.join(prefix, MANIFEST)) as handle:
+            recorded = dict(reversed(line.rstrip("\n").split("  ", 1)) for line in handle if line.strip())
+    except OSError:
+        return ["no manifest"]
+    now = prefix_files(prefix)
+    return (["changed: " + path for path in sorted(set(now) & set(recorded)) if now[path] != recorded[path]]
+            + ["added: " + path for path in sorted(set(now) - set(recorded))]
+            + ["missing: " + path for path in sorted(set(recorded) - set(now))])
 
 
 def verified_digest(minor, root):
@@ -279,6 +349,7 @@ def install_from_maven(minor, root, mvn="mvn", pins_path=None, **_):
     unpack_maven(jar, minor, prefix_for(minor, root))
     with open(os.path.join(prefix_for(minor, root), VERIFIED), "w") as stamp:
         stamp.write(digest + "\n")
+    write_manifest(prefix_for(minor, root))
     return "Maven Central %s" % maven_coordinates(minor)
 
 

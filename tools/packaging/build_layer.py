@@ -8,12 +8,12 @@ Steps, each a function below:
 
 1. (full flavor) install ``layer/requirements.txt`` into ``<work>/python`` with uv:
    ``--require-hashes``, wheels only, no dependency resolution (the lock already lists every
-   dependency);
-2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``usercustomize.py``) next to them, with
-   the package's ``*.dist-info`` (the wheel's METADATA and entry points, written by
-   tools/packaging/build_wheel.py) so that importlib.metadata, and OpenTelemetry's
-   ``opentelemetry_pre_instrument`` entry point lookup, find the hook on /opt/python;
-3. prune what a function never needs (installer caches, console scripts, test folders) and, for a
+   dependency); then apply the declared patches of layer/patches/ (tools/packaging/patches.py:
+   lazy imports in the SDK's own modules, each a unified diff with its reason) and rewrite the
+   RECORD lines of the files they change;
+2. copy the hook (``aws_keepalive/``, ``aws_keepalive.pth``, ``usercustomize.py``) next to them;
+3. prune what a function never needs (installer caches and uv's ``.lock``, console scripts, test
+   folders) and, for a
    trimmed build, the botocore/boto3 service models not asked for and their endpoints.json entries;
 4. write a hashed CA directory (tools/packaging/ca_dir.py) for each CA bundle the layer knows, into
    ``aws_keepalive/ca/<sha256 of the bundle>/``: the default bundle of every SDK named by
@@ -25,7 +25,13 @@ Steps, each a function below:
    folders' index, the top-level data files pre-parsed, into ``aws_keepalive/prepared-data/``):
    the full flavor for its own staged SDK, the hook flavor for each SDK ``flavor_sdks`` names
    (the runtimes' bundled SDKs, installed from their locks as in step 4); prepared.py recognises
-   the imported botocore by release and by one listing of its data folder.  Then compile
+   the imported botocore by release and by one listing of its data folder.  Then the package's
+   ``*.dist-info`` (the wheel's METADATA and entry points, written by tools/packaging/build_wheel.py)
+   so that importlib.metadata, and OpenTelemetry's ``opentelemetry_pre_instrument`` entry point
+   lookup, find the hook on /opt/python; it carries the repository's LICENSE and NOTICE and the
+   third-party texts of what steps 4 and 5 added (``third_party_licenses``), and its RECORD lists
+   the files those steps generated, so that every file but the bytecode is in some RECORD
+   (tools/release/contents.py checks each zip against its RECORDs and SBOM).  Then compile
    bytecode with each interpreter the caller gives: tools/release/release.py, the one entry point
    (``make layer``, ``make release``), gives the pinned Maven Central builds, never the machine's own;
 6. cut each ``*.dist-info/RECORD`` to the files left (``prune_records``), refuse a staged file that
@@ -52,13 +58,14 @@ import csv
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 
 from bench.rows import write_rows  # (the sizes are rows docs/ render)
-from tools.packaging import build_wheel, ca_dir, prepare_data, repro_zip
+from tools.packaging import build_wheel, ca_dir, patches, prepare_data, repro_zip
 
 # A library (tools/release/release.py is the entry point, with the repository root on sys.path);
 # the checkout it builds from.
@@ -71,8 +78,23 @@ HOOK_ENTRIES = ("aws_keepalive", "aws_keepalive.pth", "aws_keepalive.start", "us
 RUNTIME_PREFIX = "/opt/python"
 # Folder names removed anywhere outside service-model data: never imported by a function.
 PRUNED_DIRS = {"__pycache__", "tests", "test"}
-# Installer leftovers at the root of an install --target folder (console scripts).
+# Installer leftovers at the root of an install --target folder: console scripts, and uv's lock
+# file (``.lock``, which ``uv pip install --target`` leaves there: no RECORD names it, and no
+# function reads it).
 PRUNED_ROOT_DIRS = {"bin"}
+PRUNED_ROOT_FILES = {".lock"}
+# The license texts the build adds to the hook's dist-info (``third_party/`` inside it), for what
+# the layer carries beyond the distributions' own dist-info folders: the Mozilla CA certificates
+# of every CA directory (MPL-2.0; the text from the repository, licenses/MPL-2.0.txt, a copy of the
+# pinned fqdn wheel's) and, in the hook flavor, botocore's LICENSE and NOTICE for the data prepared
+# from its releases (taken from the wheels the build installed them from).
+MPL_TEXT = os.path.join(REPO, "licenses", "MPL-2.0.txt")
+MOZILLA_CA_LICENSE = "third_party/mozilla-ca/MPL-2.0.txt"
+BOTOCORE_LICENSES = "third_party/botocore"
+# What the layer's hook has beyond the wheel's files (listed in the hook's RECORD with them): the
+# folders the build writes inside the package (steps 4 and 5) and usercustomize.py (the layer's
+# route behind an exec wrapper; the wheel ships none: tools/packaging/build_wheel.py says why).
+LAYER_ONLY = ("usercustomize.py", "aws_keepalive/ca", "aws_keepalive/prepared-data")
 # Folder entries' mode (files: repro_zip.FILE_MODE); the wheel has no folder entries.
 DIR_MODE = 0o040755
 
@@ -101,23 +123,111 @@ def default_bundle(site):
     raise SystemExit("build_layer: no botocore (or certifi) CA bundle under %s" % site)
 
 
+def botocore_license_texts(site):
+    """{file name: bytes} of the license files (METADATA's License-File lines) of the botocore
+    installed in ``site``: what its wheel ships in its dist-info (LICENSE.txt and NOTICE)."""
+    infos = [name for name in os.listdir(site) if name.startswith("botocore-") and name.endswith(".dist-info")]
+    if len(infos) != 1:
+        raise SystemExit("build_layer: expected one botocore dist-info in %s, found %s" % (site, infos or "none"))
+    folder = os.path.join(site, infos[0])
+    with open(os.path.join(folder, "METADATA"), encoding="utf-8") as handle:
+        names = [line.split(":", 1)[1].strip() for line in handle.read().split("\n\n", 1)[0].splitlines()
+                 if line.startswith("License-File:")]
+    texts = {}
+    for name in names:
+        for candidate in (os.path.join(folder, name), os.path.join(folder, "licenses", name)):
+            if os.path.isfile(candidate):
+                with open(candidate, "rb") as handle:
+                    texts[os.path.basename(name)] = handle.read()
+                break
+        else:
+            raise SystemExit("build_layer: %s names License-File %s, which it does not hold" % (infos[0], name))
+    return texts
+
+
 def write_sdk_data(uv, ca_locks, prepared_locks, target, work, python):
     """Steps 4 and 5 for SDKs the layer does not ship but knows (installed from their hash-pinned
     locks, each once): one hashed CA directory per distinct default bundle of ``ca_locks``, and the
-    prepared data (tools/packaging/prepare_data.py) of each SDK of ``prepared_locks``.  Returns the bundles'
-    sha256 names, sorted."""
+    prepared data (tools/packaging/prepare_data.py) of each SDK of ``prepared_locks``.  Returns
+    {bundle sha256 name: [botocore versions whose default bundle it is]} (the SBOM names them) and
+    {botocore version: its license texts} of every SDK installed."""
     ca_root = os.path.join(target, "aws_keepalive", "ca")
-    names = set()
+    sources = {}
+    licenses = {}
     for index, lock in enumerate(dict.fromkeys(list(ca_locks) + list(prepared_locks))):
         site = os.path.join(work, "sdk", str(index))
         # Only a few files are read from it: link from uv's cache rather than copy.
         install_dependencies(uv, lock, site, python, link_mode="hardlink")
+        version = botocore_version(site)
+        licenses[version] = botocore_license_texts(site)
         if lock in ca_locks:
-            names.add(os.path.basename(ca_dir.build(default_bundle(site), ca_root)))
+            name = os.path.basename(ca_dir.build(default_bundle(site), ca_root))
+            sources.setdefault(name, []).append(version)
         if lock in prepared_locks:
             prepare_data.prepare(site, os.path.join(target, prepare_data.OUTPUT))
     shutil.rmtree(os.path.join(work, "sdk"), ignore_errors=True)
-    return sorted(names)
+    return {name: sorted(versions, key=version_key) for name, versions in sorted(sources.items())}, licenses
+
+
+def version_key(version):
+    """Sort key of a release number such as 1.42.97 (numeric parts compared as numbers)."""
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version))
+
+
+def botocore_version(site):
+    """The version of the botocore installed in ``site`` (its dist-info folder's name)."""
+    for name in os.listdir(site):
+        if name.startswith("botocore-") and name.endswith(".dist-info"):
+            return name[len("botocore-"):-len(".dist-info")]
+    raise SystemExit("build_layer: no botocore dist-info in %s" % site)
+
+
+def third_party_licenses(flavor, botocore_licenses):
+    """[(name inside the hook's dist-info, bytes)]: the MPL-2.0 text (every layer has CA directories)
+    and, in the hook flavor, botocore's license texts, once: every release the build took data from
+    ships the same ones (checked; a release whose texts differ would need its own copy, so the build
+    stops and says so rather than carry one release's notice for another's data)."""
+    with open(MPL_TEXT, "rb") as handle:
+        texts = [(MOZILLA_CA_LICENSE, handle.read())]
+    if flavor == "hook":
+        distinct = {tuple(sorted(files.items())) for files in botocore_licenses.values()}
+        if len(distinct) != 1:
+            raise SystemExit("build_layer: the botocore releases %s ship different license texts: carry each "
+                             "release's (build_layer.third_party_licenses)" % ", ".join(sorted(botocore_licenses)))
+        texts += [("%s/%s" % (BOTOCORE_LICENSES, name), data) for name, data in distinct.pop()]
+    return texts
+
+
+def layer_only_files(target):
+    """[(path relative to ``target``, bytes)] of every LAYER_ONLY file (for the hook's RECORD)."""
+    paths = []
+    for relative in LAYER_ONLY:
+        full = os.path.join(target, relative)
+        if os.path.isfile(full):
+            paths.append(full)
+        for folder, _, names in os.walk(full):
+            paths += [os.path.join(folder, name) for name in names]
+    files = []
+    for path in paths:
+        with open(path, "rb") as handle:
+            files.append((os.path.relpath(path, target).replace(os.sep, "/"), handle.read()))
+    return sorted(files)
+
+
+def apply_patches(target):
+    """Apply layer/patches/ to the installed SDK (tools/packaging/patches.py); returns
+    ["<distribution>/<patch file>", ...].  A patch that does not fit the pinned files stops the build."""
+    try:
+        return ["%s/%s" % (patch["distribution"], patch["name"]) for patch in patches.apply_all(target)]
+    except patches.PatchError as error:
+        raise SystemExit("build_layer: a declared patch does not apply (layer/patches/): %s" % error) from error
+
+
+def applied_patches(result):
+    """The patches (tools/packaging/patches.load entries) a ``build`` result says it applied, in order
+    (the SBOM declares them)."""
+    by_id = {"%s/%s" % (patch["distribution"], patch["name"]): patch for patch in patches.load()}
+    return [by_id[patch_id] for patch_id in result["patches"]]
 
 
 def copy_hook(hook_dir, target):
@@ -137,6 +247,9 @@ def prune(target):
     """Remove caches, console scripts and test folders; keep every *.dist-info (importlib.metadata)."""
     for name in PRUNED_ROOT_DIRS:
         shutil.rmtree(os.path.join(target, name), ignore_errors=True)
+    for name in PRUNED_ROOT_FILES:
+        if os.path.isfile(os.path.join(target, name)):
+            os.remove(os.path.join(target, name))
     for root, dirs, files in os.walk(target):
         # botocore/data and boto3/data hold service models, named after services: never prune there.
         parts = os.path.relpath(root, target).split(os.sep)
@@ -252,12 +365,7 @@ def prune_records(target):
     service models a trimmed build (``SERVICES=``) removed: their lines stay (the wheel's own hashes,
     the same on every machine), so that the zip says what it lacks and ``layer_info`` recognises it
     as trimmed by comparing RECORD with the models still there."""
-    for name in sorted(os.listdir(target)):
-        record = os.path.join(target, name, "RECORD")
-        if not (name.endswith(".dist-info") and os.path.isfile(record)):
-            continue
-        with open(record, encoding="utf-8", newline="") as handle:
-            lines = handle.read().splitlines(keepends=True)
+    for record, lines in patches.records(target):
         kept = []
         for line in lines:
             path = next(csv.reader([line]), [""])[0]
@@ -322,6 +430,59 @@ def megabytes(size):
 
 
 FLAVORS = ("full", "hook")
+
+# The size budget per flavor, (zipped, unzipped) in decimal bytes: what tests/build/test_build_layer.py
+# holds every build to and what `make bump-sdk` checks right after rebuilding (``over_budget``).
+#
+# Full flavor (issue 35's decision, 2026-11-28).  Lambda's limits: a layer zip uploaded directly is at
+# most 50 MB (publish.py uploads inline), and a function with all its layers at most 250 MB unzipped:
+# what this layer takes there, the function cannot use.  botocore grows: its wheel on PyPI was
+# 12 468 049 bytes (1.34.162, 2024-08-15), 14 337 008 (1.41.5, 2025-11-26), 16 884 815 (1.44.8,
+# 2026-11-20): +2.55 MB in the last year, +1.9 MB in the last six months, +0.76 MB in the last 30 days
+# (18 releases).  The full zip, built by this build from each of those pins: 19 955 410, 22 179 173,
+# 24 875 012 bytes zipped (37.7 MB, 40.8 MB unzipped a year apart): +2.70 MB zipped and +3.09 MB
+# unzipped a year.  The old budget, 25 MB, was ~0.1 MB away.  Trimming cannot buy a year: the zip is
+# botocore's data (15.9 MB zipped, gzip-compressed models: not compressible further) and bytecode for
+# five CPython minors (6.7 MB); what it carried that no RECORD names (uv's .lock) was empty.  So the
+# budget moves: 35 MB zipped leaves 10.1 MB (3.7 years at last year's growth, 1.9 at twice it, a year
+# even at the last 30 days' pace) and stays 15 MB under the 50 MB upload limit; 60 MB unzipped
+# (unchanged) leaves 19 MB, six years at 3.1 MB a year, and is 24 % of the 250 MB at most: what a user
+# gives up by taking the full layer rather than the hook-only one (under 12 MB, below).  A user who
+# needs the room builds a trimmed layer (make layer SERVICES=...) or takes the hook-only layer.
+#
+# Hook flavor: the hook, a hashed CA directory per distinct bundle (~0.2 MB unzipped each) and the
+# prepared data of each runtime SDK of lab/runtime-sdk. Measured 2026-11-27 (make layer FLAVOR=hook,
+# adding one release at a time): 2 releases 939 666 bytes zipped / 2.28 MB unzipped; each further
+# release +51 KB zipped / +0.51 MB unzipped (its index and pickles: endpoints.json pre-parsed is most
+# of it; files equal across releases are written once, and 1.38-1.42 share one CA directory); 5
+# releases 1 093 528 / 3.80 MB. Issue 36 adds, per release, the pre-parsed latest service model and
+# endpoint rule set of DynamoDB, S3 and Lambda (prepare_data.SERVICES; ~0.3 MB zipped / ~1.5-2 MB
+# unzipped per release, less where releases share a file): 5 releases 2 460 355 bytes zipped /
+# 11.2 MB unzipped (2026-11-28). Budget: 3 MB zipped (what a cold start downloads and unpacks: room
+# for ~1-2 more releases) and 12 MB unzipped (4.8 % of the 250 MB a function and its layers share);
+# past it, a release goes, oldest first.
+SIZE_BUDGET = {"full": (35_000_000, 60_000_000), "hook": (3_000_000, 12_000_000)}
+
+
+def over_budget(flavor, zipped, unzipped):
+    """None when a ``flavor`` zip of these sizes is within SIZE_BUDGET, else the message that says
+    what to do (the size tests and `make bump-sdk` print it)."""
+    max_zipped, max_unzipped = SIZE_BUDGET[flavor]
+    over = ["%s zipped (budget %s)" % (megabytes(zipped), megabytes(max_zipped))] if zipped > max_zipped else []
+    if unzipped > max_unzipped:
+        over.append("%s unzipped (budget %s)" % (megabytes(unzipped), megabytes(max_unzipped)))
+    if not over:
+        return None
+    if flavor == "hook":
+        advice = ("drop the oldest runtime SDK from lab/runtime-sdk/ (its CA directory and prepared data go "
+                  "with it), or decide a new budget from new numbers")
+    else:
+        advice = ("keep the old pin and measure again: botocore's wheel sizes on PyPI over the last year and this "
+                  "zip built from a year-old pin; trim what the zip carries that no function needs, or move "
+                  "SIZE_BUDGET with those numbers in its comment and the commit, keeping a year of headroom and "
+                  "staying under Lambda's 50 MB direct-upload limit")
+    return ("the %s layer is over its size budget: %s (tools/packaging/build_layer.py SIZE_BUDGET, docs/build.md "
+            "'Size budget'). What to do: %s" % (flavor, ", ".join(over), advice))
 # The layer's own lock, and the runtimes' bundled SDKs (lab/runtime-sdk/: what python3.X on Lambda
 # imports when the function bundles none).
 LAYER_LOCK = os.path.join(REPO, "layer", "requirements.txt")
@@ -338,7 +499,7 @@ def flavor_sdks(flavor):
 
     One place for it, so that every entry point (``make layer``, ``make release``: both through
     tools/release/release.py) builds the same zip.  The full layer serves its own pinned SDK's bundle
-    (the one its functions run with; ~0.2 MB each, and its zip is near the size budget) and prepares
+    (the one its functions run with; ~0.2 MB each, which botocore's growth needs more) and prepares
     its own staged SDK (in ``build``, after trimming); the hook flavor also serves and prepares the
     runtimes' bundled SDKs, which are what it patches."""
     if flavor == "hook":
@@ -365,19 +526,23 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
     target = os.path.join(work, "python")
     os.makedirs(target)
     python = pythons[0] if pythons else sys.executable
+    applied = []
     if flavor == "full":
         install_dependencies(uv, requirements, target, python)
+        applied = apply_patches(target)
     copy_hook(hook_dir, target)
-    build_wheel.write_dist_info(hook_dir, target)
     prune(target)
     if services:
         trim_services(target, services)
     prune_records(target)
-    ca_bundles = write_sdk_data(uv, ca_sdks, prepared_sdks, target, work, python) if ca_sdks or prepared_sdks else []
+    ca_sources, licenses = (write_sdk_data(uv, ca_sdks, prepared_sdks, target, work, python)
+                            if ca_sdks or prepared_sdks else ({}, {}))
     if flavor == "full":
         # From the final tree (pruned, trimmed): what the layer's botocore would list and parse at
         # client creation (tools/packaging/prepare_data.py; read by aws_keepalive/prepared.py).
         prepare_data.prepare(target)
+    # Last, so that its RECORD lists what the build generated inside the package too.
+    build_wheel.write_dist_info(hook_dir, target, third_party_licenses(flavor, licenses), layer_only_files(target))
     versions = compile_bytecode(pythons, target)
     refuse_build_paths(target, [REPO, os.path.abspath(work)])
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
@@ -391,8 +556,10 @@ def build(uv, requirements, hook_dir, work, out, pythons, services=None, flavor=
         "bytecode": versions,
         "services": sorted(services) if services else None,
         "flavor": flavor,
-        "ca_bundles": ca_bundles,
+        "ca_bundles": sorted(ca_sources),
+        "ca_sources": ca_sources,
         "prepared": prepared_releases(target),
+        "patches": applied,
     }
 
 
@@ -407,6 +574,7 @@ def report(result, rows_path):
     print("bytecode: CPython %s" % ", ".join(result["bytecode"]))
     print("ca_dirs:  %s" % (", ".join(name[:12] for name in result["ca_bundles"]) or "none"))
     print("prepared: botocore %s" % (", ".join(result["prepared"]) or "none"))
+    print("patches:  %s" % (", ".join(result["patches"]) or "none"))
     if result["flavor"] == "hook":
         print("flavor:   hook only (no boto3/botocore: patches the one the function imports)")
     else:

@@ -20,7 +20,10 @@ What is in it, and what is not:
   there they sit in a folder of their own and chain to the user's;
 - ``*.dist-info``: METADATA (Requires-Python >= 3.9), WHEEL, entry_points.txt (the OpenTelemetry
   ``opentelemetry_pre_instrument`` entry point, so that ``opentelemetry-instrument`` activates the
-  hook in its own process), top_level.txt and RECORD (sha256 of every file).
+  hook in its own process), top_level.txt, the repository's LICENSE (Apache-2.0) and NOTICE (named
+  by METADATA's License-File lines, as setuptools writes them) and RECORD (sha256 of every file).
+  The layer's copy of the dist-info also carries the third-party texts of what the layer build adds
+  (``third_party/``: tools/packaging/build_layer.py says which).
 
 One version number: ``aws_keepalive.__version__`` is read from the source (never imported) by the
 same function the layer description uses (tools/packaging/layer_info.py).  The layer carries the same
@@ -53,6 +56,8 @@ PTH = "aws_keepalive.pth"
 # The .pth's PEP 829 twin and the module its entry point (_aws_keepalive_site:start) is in.
 START_FILES = ("aws_keepalive.start", "_aws_keepalive_site.py")
 REQUIRES_PYTHON = ">=3.9"
+# The repository's license and notice, in every artifact's dist-info (wheel and both layer zips).
+LICENSE_FILES = ("LICENSE", "NOTICE")
 ENTRY_POINTS = "[opentelemetry_pre_instrument]\naws_keepalive = aws_keepalive:opentelemetry_pre_instrument\n"
 SUMMARY = "Live TCP keep-alive for every boto3/botocore client, switched on by AWS_PYTHON_KEEPALIVE=1"
 DESCRIPTION = """\
@@ -102,29 +107,44 @@ def package_files(hook_dir):
     return sorted(files)
 
 
-def metadata(version):
-    """Core metadata 2.1: name, version, Requires-Python, and no Requires-Dist at all."""
+def metadata(version, license_files=LICENSE_FILES):
+    """Core metadata 2.1: name, version, license (and, as setuptools writes them, one License-File
+    line per license text in the dist-info), Requires-Python, and no Requires-Dist at all."""
     headers = [
         ("Metadata-Version", "2.1"),
         ("Name", DISTRIBUTION),
         ("Version", version),
         ("Summary", SUMMARY),
         ("License", layer_info.LICENSE),
+    ]
+    headers += [("License-File", name) for name in license_files]
+    headers += [
         ("Requires-Python", REQUIRES_PYTHON),
         ("Description-Content-Type", "text/markdown"),
     ]
     return ("".join("%s: %s\n" % pair for pair in headers) + "\n" + DESCRIPTION).encode()
 
 
-def dist_info_files(version, generator="tools/packaging/build_wheel.py"):
-    """[(name inside the dist-info folder, bytes)] except RECORD."""
+def license_texts(repo=REPO):
+    """[(name, bytes)] of the repository's LICENSE and NOTICE."""
+    texts = []
+    for name in LICENSE_FILES:
+        with open(os.path.join(repo, name), "rb") as handle:
+            texts.append((name, handle.read()))
+    return texts
+
+
+def dist_info_files(version, generator="tools/packaging/build_wheel.py", third_party=()):
+    """[(name inside the dist-info folder, bytes)] except RECORD: ``third_party`` [(name, bytes)]
+    adds license texts (the layer's), listed in METADATA like the repository's own."""
     wheel = "Wheel-Version: 1.0\nGenerator: %s\nRoot-Is-Purelib: true\nTag: py3-none-any\n" % generator
+    licenses = license_texts() + sorted(third_party)
     return [
-        ("METADATA", metadata(version)),
+        ("METADATA", metadata(version, [name for name, _ in licenses])),
         ("WHEEL", wheel.encode()),
         ("entry_points.txt", ENTRY_POINTS.encode()),
         ("top_level.txt", (PACKAGE + "\n" + START_FILES[1][:-len(".py")] + "\n").encode()),
-    ]
+    ] + licenses
 
 
 def record_line(path, data):
@@ -156,20 +176,26 @@ def write_wheel(entries, out):
     os.replace(temporary, out)
 
 
-def write_dist_info(hook_dir, target):
+def write_dist_info(hook_dir, target, third_party=(), generated=()):
     """Write the package's dist-info into an installed tree (the layer's python/ folder).
 
     Same METADATA and entry points as the wheel, so ``importlib.metadata`` (and with it
     OpenTelemetry's ``opentelemetry_pre_instrument`` lookup) finds the package on /opt/python.
-    RECORD lists the package's sources, the .pth and the .start as shipped (not the compiled bytecode).
-    Returns the dist-info folder's name.
+    ``third_party``: [(name inside the dist-info, bytes)], license texts of what the build added.
+    RECORD lists the package's sources, the .pth and the .start as shipped, the dist-info, and
+    ``generated`` [(path relative to ``target``, bytes)]: the files the build made inside the package
+    (CA directories, prepared data), so that every file of the layer but the compiled bytecode is in
+    some RECORD.  Returns the dist-info folder's name.
     """
     version = source_version(hook_dir)
     info = dist_info_dir(version)
-    meta = [("%s/%s" % (info, name), data) for name, data in dist_info_files(version, "tools/packaging/build_layer.py")]
+    meta = [("%s/%s" % (info, name), data)
+            for name, data in dist_info_files(version, "tools/packaging/build_layer.py", third_party)]
     record_path = "%s/RECORD" % info
     os.makedirs(os.path.join(target, info))
-    for path, data in meta + [(record_path, record(package_files(hook_dir) + meta, record_path))]:
+    listed = sorted(package_files(hook_dir) + list(generated)) + meta
+    for path, data in meta + [(record_path, record(listed, record_path))]:
+        os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
         with open(os.path.join(target, path), "wb") as handle:
             handle.write(data)
     return info

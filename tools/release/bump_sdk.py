@@ -17,10 +17,16 @@ reach it within a day, with no hand edit. One command does what a bump needs, in
 3. **re-lock what follows the pin**: the locks that take ``layer/requirements.txt`` as a constraint
    (``make lock-compat lock-demo lock-durable``) and template.yaml's description (layer_info).
 4. **rebuild**: both layer zips (their CA directories and prepared data are made from the pin),
-   the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes).
-5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat``:
-   the last runs botocore's own unit tests from the pinned sdist with the layer on; ``--suites test``,
-   what the scheduled workflow's tag mode passes: the release's own suite, since it tags a release). A failing suite
+   the SDK defaults table (``make sdk-defaults``), ``make docs`` (README's sizes); then the **size
+   budget**: a zip over tools/packaging/build_layer.py's SIZE_BUDGET refuses the bump at once, with
+   the message that says what to do (the suites would fail test_size_budget anyway, an hour later);
+5. **judge**: the suites that judge an SDK change (``make test-build test-hook-3.12 test-compat
+   test-upstream``: test-compat runs botocore's own unit tests from the pinned sdist with the layer
+   on; test-upstream runs botocore's, s3transfer's and boto3's own suites on the full layer's tree,
+   where the declared patches of layer/patches/ are applied: a patch that no longer fits the new pin
+   already stops the rebuild, one that fits but breaks it fails here); ``--suites "test
+   test-upstream"``, what the scheduled workflow's tag mode passes: the release's own suite, since it
+   tags a release, and the SDK's suites on the patched tree. A failing suite
    restores every file the bump wrote and names the failing tests; exit 1.
 6. **say what changed**: the two botocore data folders compared (services added and removed,
    service models changed, defaults-mode values, Lambda's regions) and the botocore modules the hook
@@ -46,7 +52,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from tools.packaging import layer_info  # noqa: E402
+from tools.packaging import build_layer, layer_info  # noqa: E402
 
 LOCK_IN = "layer/requirements.in"
 HOOK_INIT = "layer/aws_keepalive/__init__.py"
@@ -58,11 +64,11 @@ SDK = ("boto3", "botocore", "s3transfer")
 COMPILE = ("pip", "compile", "-q", "--universal", "--python-version", "3.10", "--generate-hashes")
 # Locks that take layer/requirements.txt as a constraint (mk/lock.mk): re-locked after the pin moves.
 FOLLOWING_LOCK_TARGETS = ("lock-compat", "lock-demo", "lock-durable")
-FOLLOWING_FILES = ("tests/compat/requirements.txt", "tests/compat/botocore-sdist.txt",
+FOLLOWING_FILES = ("tests/compat/requirements.txt", "tests/compat/botocore-sdist.txt", "tests/upstream/sdists.txt",
                    "lab/demo-requirements.txt", "lab/experiments/durable/function-requirements.txt",
                    "lab/experiments/durable/runner-requirements.txt", "template.yaml")
 # The suites that judge an SDK change (mk/test.mk).
-SUITES = ("test-build", "test-hook-3.12", "test-compat")
+SUITES = ("test-build", "test-hook-3.12", "test-compat", "test-upstream")
 # botocore modules whose code the hook patches or reads (layer/aws_keepalive/patch.py): a change
 # in one of them is what a reviewer of a bump must read first.
 HOOK_MODULES = ("args.py", "httpsession.py", "endpoint.py", "configprovider.py")
@@ -277,6 +283,27 @@ def restore(saved, repo):
 REBUILD = (("layer", "FLAVOR=full"), ("layer", "FLAVOR=hook"), ("sdk-defaults",), ("docs",))
 
 
+# The sizes `make layer` writes (build_layer.report) for each flavor, read by the size budget step.
+SIZE_ROWS = (("full", "build/layer.json"), ("hook", "build/layer-hook.json"))
+
+
+def size_problems(repo):
+    """The rebuilt zips' size budget (build_layer.over_budget) from the sizes `make layer` wrote: a
+    message per flavor over it, or per file missing."""
+    problems = []
+    for flavor, relative in SIZE_ROWS:
+        path = os.path.join(repo, relative)
+        try:
+            with open(path) as handle:
+                (row,) = json.load(handle)["rows"]
+            message = build_layer.over_budget(flavor, row["zipped"], row["unzipped"])
+        except (OSError, ValueError, KeyError) as error:
+            message = "no %s layer sizes in %s (%s): the rebuild wrote none" % (flavor, relative, error)
+        if message:
+            problems.append(message)
+    return problems
+
+
 def write_report(path, report):
     if not path:
         return
@@ -319,9 +346,19 @@ def bump(uv, make, version=None, index_url=None, work="build/bump-sdk", report_p
                      "--write-template", os.path.join(repo, "template.yaml")])
     steps = [("re-lock", [*FOLLOWING_LOCK_TARGETS])]
     steps += [("rebuild " + " ".join(targets), list(targets)) for targets in REBUILD]
+    steps += [("size budget", None)]
     steps += [(suite, [suite]) for suite in suites]
     failed = []
     for name, targets in steps:
+        if targets is None:
+            problems = size_problems(repo)
+            report["size_budget"] = problems
+            for problem in problems:
+                print("bump-sdk: %s" % problem, file=sys.stderr)
+            if problems:
+                failed.append(name)
+                break
+            continue
         log_path = os.path.join(work, re.sub(r"[^\w.-]+", "_", name) + ".log")
         code, output = run_make(make, targets, repo, log_path)
         if name in suites:

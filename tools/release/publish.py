@@ -5,8 +5,10 @@
 
 First the credentials: STS GetCallerIdentity in the partition's home region.  Rejected credentials
 (InvalidClientTokenId, UnrecognizedClientException, SignatureDoesNotMatch, ExpiredToken...) stop the
-run there, naming the answer, before any region is tried.  Then, for each layer (``--layer NAME=ZIP``;
-the Makefile passes the release zips of FLAVOR=full|hook|all) and each region (in parallel, one
+run there, naming the answer, before any region is tried.  Then, for each layer (``--layer NAME=ZIP``:
+the Makefile passes the release zips of FLAVOR=full|hook|all; or ``--zip ZIP`` with ``--layer-name
+BASE``: ``make publish ZIP=...``, the layer named after the flavor the zip *holds*, BASE or BASE-hook)
+and each region (in parallel, one
 progress line), three steps (``--step``; all three by default, the release workflow runs them apart
 with the smoke test between the first and the second):
 
@@ -42,6 +44,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -78,11 +81,36 @@ PROBE_CONFIG = botocore.config.Config(retries={"mode": "standard", "max_attempts
                                       read_timeout=15)
 
 
-class Layer:
-    """One zip to publish under one name: its bytes, digests and description, read once."""
+# A file or layer name that says "hook" as a word (layer-hook.zip, aws-python-keepalive-hook-0.1.0.zip,
+# my-layer-hook): the hook-only flavor; any other: the full one.
+HOOK_WORD = re.compile(r"(?:^|[-_.])hook(?:[-_.]|$)")
 
-    def __init__(self, name, path):
-        self.name = name
+
+def named_flavor(name):
+    """The flavor a file or layer name says: 'hook' when it has the word hook, else 'full'."""
+    return "hook" if HOOK_WORD.search(name) else "full"
+
+
+def check_flavor(path, held):
+    """Refuse a zip whose file name says another flavor than the one it holds (``held``, read from its
+    contents): a hook-only zip published as the full layer would take the SDK away from every
+    function that attaches it as the full layer, and a full zip named as the hook's would bring one."""
+    what = {"full": "the full layer (boto3/botocore inside)", "hook": "the hook-only layer (no boto3/botocore inside)"}
+    said = named_flavor(os.path.basename(path))
+    if said != held:
+        raise SystemExit("publish: %s holds %s, but its file name says %s: nothing was published. Check that this "
+                         "is the zip you meant; a hook-only zip's name has the word hook (layer-hook.zip, "
+                         "aws-python-keepalive-hook-<version>.zip), a full zip's has not"
+                         % (path, what[held], what[said].split(" (")[0]))
+
+
+class Layer:
+    """One zip to publish under one name: its bytes, digests and description, read once.  The flavor
+    is read from the zip's contents (layer_info.zip_info).  ``name`` None (``--zip``): the base name
+    ``base``, with -hook for a hook-only zip, and the file's name must agree (``check_flavor``);
+    ``--layer NAME=ZIP`` names the layer itself (the release's own files, the tests' copies)."""
+
+    def __init__(self, name, path, base=None):
         self.path = path
         with open(path, "rb") as handle:
             self.data = handle.read()
@@ -92,19 +120,34 @@ class Layer:
         self.sha256 = digest.hexdigest()
         self.code_sha256 = base64.b64encode(digest.digest()).decode()  # Lambda's CodeSha256
         info = layer_info.zip_info(path)
+        self.flavor = info["flavor"]
+        if name is None:
+            check_flavor(path, self.flavor)
+            name = base + "-hook" if self.flavor == "hook" else base
+        self.name = name
         self.version = info["hook"]
         self.description = layer_info.description_from_zip(path)
 
 
-def parse_layers(values):
+def parse_layers(values, zips=(), base=None):
+    """Layers of ``--layer NAME=ZIP`` values and of ``--zip ZIP`` paths (named from ``base``)."""
     layers = []
+    pairs = []
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not name or not path:
             raise SystemExit("publish: --layer takes NAME=ZIP, got %r" % value)
+        pairs.append((name, path))
+    if zips and not base:
+        raise SystemExit("publish: --zip needs --layer-name (the base name; a hook-only zip gets -hook)")
+    pairs += [(None, path) for path in zips]
+    for name, path in pairs:
         if not os.path.isfile(path):
             raise SystemExit("publish: no zip at %s (run `make release`)" % path)
-        layers.append(Layer(name, path))
+        layers.append(Layer(name, path, base))
+    names = [layer.name for layer in layers]
+    if len(set(names)) != len(names):
+        raise SystemExit("publish: two zips for one layer name (%s): give one zip per flavor" % ", ".join(names))
     return layers
 
 
@@ -437,6 +480,9 @@ def choose_regions(spec, partition, regions_file, stream=sys.stderr):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layer", action="append", default=[], metavar="NAME=ZIP", help="a layer name and its zip")
+    parser.add_argument("--zip", action="append", default=[], metavar="ZIP",
+                        help="a zip published under --layer-name, or --layer-name-hook when it holds the hook only")
+    parser.add_argument("--layer-name", default="", help="with --zip: the base layer name")
     parser.add_argument("--regions", required=True, help="space- or comma-separated region names, or all")
     parser.add_argument("--partition", default="aws", help="aws, aws-us-gov, aws-cn, ... (ARN format, region list)")
     parser.add_argument("--regions-file", default=region_list.REGIONS_FILE)
@@ -453,8 +499,8 @@ def main(argv=None):
     parser.add_argument("--layers-json", default=os.path.join("build", "release", "layers.json"))
     parser.add_argument("--jobs", type=int, default=16, help="regions published at once")
     args = parser.parse_args(argv)
-    if not args.layer:
-        parser.error("no --layer NAME=ZIP given")
+    if not args.layer and not args.zip:
+        parser.error("no --layer NAME=ZIP or --zip ZIP given")
     if args.public and args.principal_org:
         parser.error("PUBLIC=1 already lets every account (an organization included) use the layer: give one")
     if args.principal_org and not args.principal_org.startswith("o-"):
@@ -464,7 +510,7 @@ def main(argv=None):
                      % args.ssm_prefix)
     if bool(args.signing_profile) != bool(args.signing_bucket):
         parser.error("signing needs both SIGNING_PROFILE and SIGNING_BUCKET (a versioned bucket per region)")
-    layers = parse_layers(args.layer)
+    layers = parse_layers(args.layer, args.zip, args.layer_name)
     names = args.regions.replace(",", " ").split()
     if not names:
         parser.error("no region given (REGIONS=... or REGIONS=all)")

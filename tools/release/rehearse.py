@@ -25,7 +25,10 @@ As GitHub's ubuntu runner runs it (run as root here, to set this up):
 - artifacts as upload/download do: the files copied out of the job's workspace into an artifact
   store, and into the next job's fresh workspace (names, patterns, merge-multiple,
   if-no-files-found);
-- every step, Lint and Test included. The Test step runs as written (``sudo -E -H ... make test``)
+- every step, Lint and Test included, except a checkout of *another* GitHub repository (github.com is
+  not reachable from here: its folder stays empty, and the steps whose script names that folder are
+  not run; said when reached). ``$GITHUB_OUTPUT`` and ``steps.<id>.outputs.<name>`` as GitHub has them.
+- The Test step runs as written (``sudo -E -H ... make test``)
   with ``TEST_SUITES`` in its environment: ``--test-suites`` (the Makefile's default: a suite's venv,
   what make test does as root before any test runs: every minor's interpreter, uv's cache; the
   step's sudo, HOME and caches for real in minutes instead of make test's half hour; ``all``: every
@@ -233,6 +236,8 @@ class Rehearsal:
         # The runner's side of the rehearsal (its own files: the mirror, gh's stand-in and its state).
         self.side = os.path.join(RUNNER_HOME, "work", "_rehearsal")
         self.artifacts = os.path.join(self.work, "artifacts")
+        self.outputs = {}  # step id -> {name: value}, the job's $GITHUB_OUTPUT
+        self.unreachable = {}  # path in the workspace -> why it is empty (another repository's checkout)
         self.packages = os.path.join(self.work, "packages")
 
     def say(self, text):
@@ -242,6 +247,12 @@ class Rehearsal:
 
     def prepare(self):
         """The mirror the checkouts fetch from (the commit, tagged), gh's stand-in: the runner's."""
+        # The HOME persists from run to run here (a cache stand-in; GitHub's VM is new each job): what an
+        # earlier, failed rehearsal left root-owned is given back first, as a fresh VM has none.
+        left = not_owned(RUNNER_HOME, self.uid, limit=None)
+        if left:
+            self.say("rehearse: %d file(s) in %s not the runner's (an earlier rehearsal's root step), given back: "
+                     "%s" % (len(left), RUNNER_HOME, " ".join(left[:3])))
         shutil.rmtree(self.side, ignore_errors=True)
         os.makedirs(os.path.join(self.side, "bin"))
         mirror = os.path.join(self.side, "source.git")
@@ -252,12 +263,6 @@ class Rehearsal:
             out.write(GH_STANDIN)
         os.chmod(os.path.join(self.side, "bin", "gh"), 0o755)
         os.makedirs(os.path.dirname(self.workspace_path), exist_ok=True)
-        # The HOME persists from run to run here (a cache stand-in; GitHub's VM is new each job): what an
-        # earlier, failed rehearsal left root-owned is given back, as a fresh VM has none.
-        left = not_owned(RUNNER_HOME, self.uid, limit=None)
-        if left:
-            self.say("rehearse: %d file(s) in %s not the runner's (an earlier rehearsal's root step), given back: "
-                     "%s" % (len(left), RUNNER_HOME, " ".join(left[:3])))
         chown_tree(RUNNER_HOME, self.uid, self.gid)
         self.mirror = mirror
         dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
@@ -279,6 +284,9 @@ class Rehearsal:
             known = {"github.run_id": "4242", "github.token": "rehearsal-token"}
             if expression in known:
                 return known[expression]
+            output = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expression)
+            if output:  # what an earlier step of the job wrote to $GITHUB_OUTPUT ("" while validating)
+                return self.outputs.get(output.group(1), {}).get(output.group(2), "")
             raise SystemExit("rehearse: the workflow uses ${{ %s }}, which the rehearsal does not know" % expression)
         return re.sub(r"\$\{\{(.*?)\}\}", one, text)
 
@@ -363,10 +371,15 @@ class Rehearsal:
         env.update({k: self.expand(v) for k, v in (self.workflow.get("env") or {}).items()})
         env.update({k: self.expand(v) for k, v in (job.get("env") or {}).items()})
         self.fresh_workspace()
+        self.outputs, self.unreachable = {}, {}
         for step in job["steps"]:
             label = step.get("name") or step.get("uses", "").split("@")[0]
             if not self.holds(step.get("if")):
                 self.say("-- %s: skipped (its `if:` is false here)" % label)
+                continue
+            needing = [path for path in self.unreachable if path in str(step.get("run", ""))]
+            if needing:
+                self.say("-- %s: NOT RUN: it uses %s, %s" % (label, needing[0], self.unreachable[needing[0]]))
                 continue
             started = time.monotonic()
             if "uses" in step:
@@ -374,11 +387,19 @@ class Rehearsal:
                 self.action(step["uses"].split("@")[0], given, env)
             else:
                 step_env = dict(env, **{k: self.expand(v) for k, v in (step.get("env") or {}).items()})
+                output_file = os.path.join(RUNNER_HOME, "work", "_temp", "output-%s" % (step.get("id") or "step"))
+                with open(output_file, "w"):
+                    pass
+                os.chown(output_file, self.uid, self.gid)
+                step_env["GITHUB_OUTPUT"] = output_file
                 if label == TEST_STEP and self.args.test_suites != "all":
                     step_env["TEST_SUITES"] = self.args.test_suites
                     self.say("-- %s: as written, with TEST_SUITES=%s (a subset, for time; REHEARSAL_TEST_SUITES=all "
                              "runs every suite)" % (label, self.args.test_suites))
                 self.run_step(label, self.expand(step["run"]), step_env)
+                if step.get("id"):
+                    self.outputs[step["id"]] = dict(line.split("=", 1) for line in open(output_file).read().splitlines()
+                                                    if "=" in line)
             self.say("-- %s (%.0f s)" % (label, time.monotonic() - started))
         left = not_owned(RUNNER_HOME, self.uid)
         if left:
@@ -410,6 +431,16 @@ class Rehearsal:
         folder = self.workspace_path
         if action == "actions/checkout":
             assert given.get("persist-credentials") is False, "checkout without persist-credentials: false"
+            if given.get("repository"):
+                # Another GitHub repository: GitHub is not reachable from here (PyPI and Maven Central are).
+                path = given.get("path", ".")
+                os.makedirs(os.path.join(folder, path), exist_ok=True)
+                chown_tree(folder, self.uid, self.gid)
+                self.unreachable[path] = "a checkout of github.com/%s at %s, which is not reachable from here" % (
+                    given["repository"], given.get("ref") or "its default branch")
+                self.say("-- actions/checkout of %s: NOT RUN (%s stays empty; github.com is not reachable from "
+                         "here): the steps that use it are not run either" % (given["repository"], path))
+                return
             return self.checkout(env)
         if action == "actions/upload-artifact":
             source = os.path.join(folder, given["path"])

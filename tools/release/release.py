@@ -47,7 +47,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 from tools.packaging import build_layer, build_wheel, layer_info, repro_zip  # noqa: E402
 from tools.interpreters import install_python  # noqa: E402
-from tools.release import sbom  # noqa: E402
+from tools.release import contents, sbom  # noqa: E402
 
 SUMS = "SHA256SUMS"
 LAYERS_JSON = "layers.json"  # written by tools/release/publish.py; not part of the release's files
@@ -71,8 +71,9 @@ def pinned_interpreters(root, mvn="mvn", pins_path=None):
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise SystemExit("release: the pinned CPython builds (tools/interpreters/cpython-maven.sha256) that compile "
                          "every layer zip's bytecode are linux-x86_64 only; this is %s %s. Build on an x86_64 "
-                         "Linux (CI's ubuntu runner is one), or use a release's zip (docs/build.md)"
-                         % (platform.system(), platform.machine()))
+                         "Linux (CI's ubuntu runner is one), or publish a built zip with nothing rebuilt: "
+                         "make publish ZIP=\"$HOME/Downloads/aws-python-keepalive-<version>.zip\" (README "
+                         "'Get an ARN')" % (platform.system(), platform.machine()))
 
     def one(minor):
         try:
@@ -161,7 +162,14 @@ def build_release(uv, out_dir, interpreters):
         out = os.path.join(out_dir, zip_name(flavor, version))
         result = build_zip(uv, flavor, out, os.path.join(work, flavor), interpreters)
         bom = sbom.document(out, result["sha256"], flavor, version, wheel_sha256, locked, interpreters,
-                            layer_info.description_from_zip(out), epoch=source_date_epoch())
+                            layer_info.description_from_zip(out), epoch=source_date_epoch(),
+                            ca_sources=result["ca_sources"],
+                            patches=build_layer.applied_patches(result))
+        problems = contents.unaccounted(out, bom)
+        if problems:
+            raise SystemExit("release: %s carries %d file(s) that neither its RECORDs nor its SBOM account for "
+                             "(tools/release/contents.py):\n  %s" % (os.path.basename(out), len(problems),
+                                                                     "\n  ".join(problems[:20])))
         sbom.write(bom, out + ".cdx.json")
         names += [os.path.basename(out), os.path.basename(out) + ".cdx.json"]
     shutil.rmtree(work)

@@ -13,8 +13,21 @@ One document per zip (``tools/release/release.py`` writes ``<zip>.cdx.json`` bes
   whose tag is the one in the zip's ``WHEEL`` is taken; exactly one must match.  Licenses and the
   supplier come from each distribution's METADATA in the zip (License-Expression, else License,
   else the license classifiers; Author, else Maintainer);
+- ``pedigree`` of a component the layer patched (the full flavor's boto3, botocore, urllib3: the
+  declared lazy-import patches of layer/patches/, tools/packaging/patches.py): the unmodified wheel is
+  its ancestor (with the wheel's sha256, which no longer describes the files inside, so the patched
+  component itself carries none), and each patch is listed as CycloneDX ``unofficial`` with its whole
+  diff as text and, as the enhancement it resolves, its subject and why;
 - ``dependencies``: the graph: the layer depends on every component, and each component on those
   its METADATA requires (Requires-Dist without an extra), each one of the zip's components;
+- the data the build generated inside the hook package, as ``data`` components (so that a reader
+  knows which third-party releases it came from, under which license): one per CA directory
+  (``python/aws_keepalive/ca/<sha256 of the bundle>/``: Mozilla's CA certificates as the named
+  botocore releases ship them in cacert.pem, MPL-2.0, their pedigree those releases) and one per
+  botocore release whose data the layer prepared (``prepared-data/botocore-<version>.pickle``, a
+  derivative of that release's data files, Apache-2.0, its pedigree the release).  Each names its
+  path in the zip (property ``aws-python-keepalive:path``); tools/release/contents.py checks that
+  every file of the zip is in a RECORD of a listed distribution, or is bytecode of one such file;
 - ``formulation``: the CPython builds that compiled the ``.pyc`` inside (version, Maven Central
   coordinates as a purl, and the sha256 of the build's jar, verified against
   tools/interpreters/cpython-maven.sha256).  They are not in the zip, so they are not components of
@@ -35,6 +48,7 @@ import uuid
 import zipfile
 
 from tools.packaging import layer_info
+from tools.packaging import patches as sdk_patches
 
 SPEC_VERSION = "1.5"
 # The namespace of the uuid5 serial numbers (any fixed uuid: the serial is uuid5(namespace, sha256)).
@@ -191,6 +205,102 @@ def pypi_component(name, version, digest, metadata=None):
     return component
 
 
+def patched(component, patches):
+    """``component`` (a pypi_component) as the layer ships it with ``patches`` (from
+    tools/packaging/patches.load) applied: the wheel becomes its ancestor, each patch a pedigree patch."""
+    ancestor = {key: component[key] for key in ("type", "name", "version", "purl", "hashes")}
+    ancestor["description"] = "the unmodified wheel from the package index"
+    patched_component = {key: value for key, value in component.items() if key != "hashes"}
+    patched_component["description"] = (
+        "%s %s from its wheel, with %d patch%s of this layer applied (pedigree.patches; layer/patches/%s/)"
+        % (component["name"], component["version"], len(patches), "" if len(patches) == 1 else "es",
+           component["name"]))
+    patched_component["pedigree"] = {
+        "ancestors": [ancestor],
+        "patches": [{
+            "type": "unofficial",
+            "diff": {"text": {"contentType": "text/x-diff", "content": patch["text"]}},
+            "resolves": [{"type": "enhancement", "id": "%s/%s" % (patch["distribution"], patch["name"]),
+                          "name": patch["subject"], "description": patch["why"]}],
+        } for patch in patches],
+    }
+    return patched_component
+
+
+# The folders of the data the build generates inside the hook package (tools/packaging/build_layer.py).
+CA_PREFIX = "python/aws_keepalive/ca/"
+PREPARED_PREFIX = "python/aws_keepalive/prepared-data/"
+PATH_PROPERTY = "aws-python-keepalive:path"
+
+
+def generated_data(zip_path):
+    """({CA bundle sha256: its folder}, {botocore version: its prepared index}) in a layer zip."""
+    cas, prepared = {}, {}
+    with zipfile.ZipFile(zip_path) as archive:
+        for name in archive.namelist():
+            match = re.fullmatch(re.escape(CA_PREFIX) + r"([0-9a-f]{64})/[^/]+", name)
+            if match:
+                cas[match.group(1)] = CA_PREFIX + match.group(1) + "/"
+            match = re.fullmatch(re.escape(PREPARED_PREFIX) + r"botocore-([^/]+)\.pickle", name)
+            if match:
+                prepared[match.group(1)] = (name, _sha256(archive.read(name)))
+    return cas, prepared
+
+
+def _sha256(data):
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _botocore_ancestor(version):
+    purl = "pkg:pypi/botocore@%s" % version
+    return {"type": "library", "name": "botocore", "version": version, "purl": purl}
+
+
+def data_components(zip_path, ca_sources):
+    """The ``data`` components of a zip's generated data.  ``ca_sources``: {bundle sha256: [botocore
+    versions whose default bundle it is]} (what the build returned); it must name exactly the zip's
+    CA directories (ValueError otherwise)."""
+    cas, prepared = generated_data(zip_path)
+    if set(ca_sources) != set(cas):
+        raise ValueError("sbom: %s holds the CA directories %s, the build made %s"
+                         % (zip_path, sorted(cas), sorted(ca_sources)))
+    components = []
+    for digest, folder in sorted(cas.items()):
+        versions = ca_sources[digest]
+        components.append({
+            "type": "data",
+            "bom-ref": "data:ca/%s" % digest,
+            "name": "mozilla-ca-certificates",
+            "description": "Mozilla's CA certificates as botocore %s ships them (cacert.pem, this sha256), "
+                           "one file per certificate, named by subject hash" % (", ".join(versions) or "(unnamed)"),
+            "hashes": _hashes([digest]),
+            "licenses": [{"license": {"id": "MPL-2.0"}}],
+            "properties": [{"name": PATH_PROPERTY, "value": folder}],
+        })
+        if versions:
+            components[-1]["pedigree"] = {"ancestors": [_botocore_ancestor(version) for version in versions]}
+    for version, (path, digest) in sorted(prepared.items(), key=lambda item: _version_key(item[0])):
+        components.append({
+            "type": "data",
+            "bom-ref": "data:prepared/botocore@%s" % version,
+            "name": "botocore-prepared-data",
+            "version": version,
+            "description": "botocore %s's data folders listed and its top-level data files pre-parsed "
+                           "(this index and the parses it names, stored by content)" % version,
+            "hashes": _hashes([digest]),
+            "licenses": [{"license": {"id": "Apache-2.0"}}],
+            "pedigree": {"ancestors": [_botocore_ancestor(version)]},
+            "properties": [{"name": PATH_PROPERTY, "value": path}],
+        })
+    return components
+
+
+def _version_key(version):
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version))
+
+
 def interpreter_component(interpreter):
     """A formulation component for one CPython build: {'minor', 'version', 'coordinates', 'sha256'}."""
     group_artifact, version, packaging, classifier = interpreter["coordinates"].rsplit(":", 3)
@@ -209,14 +319,18 @@ def interpreter_component(interpreter):
 
 
 def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, interpreters, description,
-             wheels=None, epoch=None):
+             wheels=None, epoch=None, ca_sources=None, patches=None):
     """The SBOM of one zip as a dict.
 
     ``locked``: locked_packages() of the layer's lock (ignored for the hook flavor, which has none of
     them); every one must be inside the zip at its locked version, and nothing else may be: a
     mismatch raises ValueError (an SBOM that disagrees with its zip is worse than none).
     ``wheels``: {normalized name: sha256 of the wheel inside} (``wheel_digests``; asked of the
-    index when not given).  ``epoch``: the timestamp (default SOURCE_DATE_EPOCH; none when unset)."""
+    index when not given).  ``epoch``: the timestamp (default SOURCE_DATE_EPOCH; none when unset).
+    ``ca_sources``: {CA bundle sha256: [botocore versions]} from the build (``data_components``);
+    without it, the CA directories' components name no source release.
+    ``patches``: the declared patches the full flavor's build applied (default: all of layer/patches/,
+    tools/packaging/patches.load; each names its distribution, one of the locked packages)."""
     inside = metadata_in_zip(zip_path)
     expected = {normalize(WHEEL_DISTRIBUTION): hook_version}
     if flavor == "full":
@@ -232,10 +346,23 @@ def document(zip_path, zip_sha256, flavor, hook_version, wheel_sha256, locked, i
     if flavor == "full":
         if wheels is None:
             wheels = wheel_digests(zip_path, locked)
-        components += [pypi_component(name, version, wheels[normalize(name)], inside[normalize(name)])
-                       for name, version, _ in locked]
+        patches = sdk_patches.load() if patches is None else patches
+        by_distribution = {}
+        for patch in patches:
+            by_distribution.setdefault(normalize(patch["distribution"]), []).append(patch)
+        unknown = sorted(set(by_distribution) - {normalize(name) for name, _, _ in locked})
+        if unknown:
+            raise ValueError("sbom: patches for %s, which the lock does not pin" % ", ".join(unknown))
+        for name, version, _ in locked:
+            component = pypi_component(name, version, wheels[normalize(name)], inside[normalize(name)])
+            if normalize(name) in by_distribution:
+                component = patched(component, by_distribution[normalize(name)])
+            components.append(component)
     layer_ref = "layer:%s@%s" % (layer_name, hook_version)
     refs = {normalize(component["name"]): component["bom-ref"] for component in components}
+    if ca_sources is None:
+        ca_sources = {digest: [] for digest in generated_data(zip_path)[0]}
+    components += data_components(zip_path, ca_sources)
     metadata = {
         "component": {
             "type": "library",

@@ -17,6 +17,12 @@ Nothing here may import anything beyond the standard library: it runs before the
 import os
 import site
 import sys
+import time
+
+# (perf_counter, process_time) when ``run`` began: where the runtime starts adding the layers, read
+# by bench/coldstart.py's function to time a cold start from there (the real bootstrap has no such
+# mark; reading two clocks changes nothing for the function).
+STARTED = None
 
 
 def layer_folders(opt):
@@ -46,6 +52,8 @@ def set_default_pythonpath(runtime_dir):
 
 def run(opt, task_root, runtime_dir):
     """Steps 1-4, in order."""
+    global STARTED
+    STARTED = time.perf_counter(), time.process_time()
     set_default_sys_path(opt, task_root)
     add_default_site_directories(opt, task_root)
     set_default_pythonpath(runtime_dir)

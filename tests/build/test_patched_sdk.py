@@ -1,0 +1,169 @@
+"""The full layer's SDK patches (layer/patches/, tools/packaging/patches.py): applied strictly, and
+the patched SDK in build/layer.zip behaves as the stock wheels do (tests/build/sdk_probe.py), while
+`import boto3` + the first client no longer import what the patches made lazy."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, env
+
+from tools.packaging import patches
+
+PROBE = os.path.join(REPO, "tests", "build", "sdk_probe.py")
+# The modules each patch keeps out of `import boto3` + boto3.client("dynamodb") (stock imports all).
+KEPT_OUT = ["boto3.docs.action", "botocore.docs.method", "concurrent.futures.thread", "dateutil.parser",
+            "importlib.metadata", "multiprocessing", "s3transfer"]
+
+
+def probe(python_path, endpoint=""):
+    """tests/build/sdk_probe.py's JSON in a fresh interpreter (the test venv: stock boto3/botocore of
+    the pinned versions), with ``python_path`` (a patched tree) first when given."""
+    extra = {"PYTHONNOUSERSITE": "1"}
+    if python_path:
+        extra["PYTHONPATH"] = python_path
+    completed = subprocess.run([sys.executable, PROBE, endpoint], capture_output=True, text=True,
+                               env=env(**extra), timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout)
+
+
+@pytest.fixture(scope="module")
+def stock_and_patched(opt, moto_endpoint):
+    """The probe's output with the stock wheels and with the layer's patched tree."""
+    return probe(""), probe(os.path.join(opt, "python"), moto_endpoint)
+
+
+def test_patched_sdk_behaves_as_stock(stock_and_patched, moto_endpoint):
+    """Docstrings (client, paginator, waiter, resource), both ServiceDocumenters' output, boto3.compat's
+    names, TransferConfig, the S3 transfer methods, timestamp parsing and a threaded multipart S3
+    upload + download (a local moto S3) are the same with the patches as without them."""
+    stock, patched = stock_and_patched
+    assert not stock["patched"] and patched["patched"]
+    stock_upload = probe("", moto_endpoint)["s3 upload"]
+    assert patched["s3 upload"] == stock_upload and stock_upload["round trip"] is True
+    assert stock_upload["etag"].endswith('-3"')  # three 5 MiB parts: the TransferConfig was used
+    for key in sorted(set(stock) - {"patched", "imported_at_first_client", "s3 upload"}):
+        assert patched[key] == stock[key], key
+
+
+def test_patched_sdk_keeps_the_lazy_modules_out_of_the_first_client(stock_and_patched):
+    """`import boto3` + the first DynamoDB client import none of the modules the patches made lazy
+    (s3transfer and multiprocessing, the docs writers, importlib.metadata, dateutil.parser), which
+    stock imports."""
+    stock, patched = stock_and_patched
+    assert stock["imported_at_first_client"] == KEPT_OUT
+    assert patched["imported_at_first_client"] == []
+
+
+def write_tree(root, files):
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+PATCH = """Subject: demo: change b
+Why: to show
+ a continued line.
+
+--- a/pkg/mod.py
++++ b/pkg/mod.py
+@@ -1,3 +1,3 @@
+ a = 1
+-b = 2
++b = 3
+ c = 4
+"""
+
+
+def one_patch(tmp_path, text=PATCH):
+    folder = tmp_path / "patches" / "pkg"
+    folder.mkdir(parents=True)
+    (folder / "0001-demo.patch").write_text(text)
+    return patches.load(str(tmp_path / "patches"))
+
+
+def test_apply_rewrites_the_file_and_only_its_record_line(tmp_path):
+    """A patch changes its file as the diff says, the header gives subject and why, and the RECORD
+    line of that file (only that line) gets the new sha256 and size."""
+    tree = tmp_path / "tree"
+    write_tree(tree, {"pkg/mod.py": "a = 1\nb = 2\nc = 4\n", "pkg/other.py": "x = 1\n",
+                      "pkg-1.0.dist-info/RECORD": "pkg/mod.py,sha256=old,12\npkg/other.py,sha256=keep,6\n"
+                                                  "pkg-1.0.dist-info/RECORD,,\n"})
+    (loaded,) = one_patch(tmp_path)
+    assert (loaded["subject"], loaded["why"], loaded["files"]) == ("demo: change b", "to show a continued line.",
+                                                                    ["pkg/mod.py"])
+    patches.apply_all(str(tree), [loaded])
+    patched = "a = 1\nb = 3\nc = 4\n\n" + "".join(patches.change_notice([loaded]))
+    assert (tree / "pkg" / "mod.py").read_text() == patched
+    record = (tree / "pkg-1.0.dist-info" / "RECORD").read_text().splitlines()
+    assert record[0] == "pkg/mod.py,%s,%d" % (patches.record_hash(patched.encode()), len(patched))
+    assert record[1:] == ["pkg/other.py,sha256=keep,6", "pkg-1.0.dist-info/RECORD,,"]
+
+
+def test_a_patched_file_says_it_was_changed_and_by_which_patch(tmp_path):
+    """Apache-2.0 4(b): each file a patch changed ends with a notice naming the patch file and its
+    subject (every line number stays the wheel's); a file no patch touched is left byte for byte."""
+    tree = tmp_path / "tree"
+    write_tree(tree, {"pkg/mod.py": "a = 1\nb = 2\nc = 4\n", "pkg/other.py": "x = 1\n",
+                      "pkg-1.0.dist-info/RECORD": "pkg/mod.py,sha256=old,12\npkg/other.py,sha256=keep,6\n"})
+    patches.apply_all(str(tree), one_patch(tmp_path))
+    lines = (tree / "pkg" / "mod.py").read_text().splitlines()
+    assert lines[:3] == ["a = 1", "b = 3", "c = 4"]
+    assert lines[4].startswith("# Changed by aws-python-keepalive (Apache-2.0 section 4(b))")
+    assert lines[5] == "#   layer/patches/pkg/0001-demo.patch: demo: change b"
+    assert (tree / "pkg" / "other.py").read_text() == "x = 1\n"
+
+
+def test_apply_never_writes_into_a_hard_linked_file(tmp_path):
+    """A patched file and a rewritten RECORD are new files: another hard link to the installed file
+    (uv's cache, by default on Linux, and every other install of the same wheel) keeps the original
+    bytes."""
+    tree = tmp_path / "tree"
+    write_tree(tree, {"pkg/mod.py": "a = 1\nb = 2\nc = 4\n", "pkg-1.0.dist-info/RECORD": "pkg/mod.py,,\n"})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.link(tree / "pkg" / "mod.py", cache / "mod.py")
+    os.link(tree / "pkg-1.0.dist-info" / "RECORD", cache / "RECORD")
+    patches.apply_all(str(tree), one_patch(tmp_path))
+    assert (tree / "pkg" / "mod.py").read_text().startswith("a = 1\nb = 3\nc = 4\n")
+    assert (cache / "mod.py").read_text() == "a = 1\nb = 2\nc = 4\n"
+    assert (cache / "RECORD").read_text() == "pkg/mod.py,,\n"
+
+
+def test_a_patch_that_does_not_fit_stops_with_the_line(tmp_path):
+    """Context or removed lines that differ from the file (a new pin moved the code) raise PatchError
+    naming the patch, the file and the line, and leave the file as it was."""
+    tree = tmp_path / "tree"
+    write_tree(tree, {"pkg/mod.py": "a = 1\nb = 5\nc = 4\n", "pkg-1.0.dist-info/RECORD": "pkg/mod.py,,\n"})
+    with pytest.raises(patches.PatchError, match=r"pkg/0001-demo.patch: pkg/mod.py: line 2 is 'b = 5\\n'"):
+        patches.apply_all(str(tree), one_patch(tmp_path))
+    assert (tree / "pkg" / "mod.py").read_text() == "a = 1\nb = 5\nc = 4\n"
+
+
+def test_a_patch_without_a_why_is_refused(tmp_path):
+    """Every patch says why: a header without a Why: line is refused at load."""
+    with pytest.raises(patches.PatchError, match="Why"):
+        one_patch(tmp_path, PATCH.replace("Why: to show\n a continued line.\n", ""))
+
+
+def test_repository_patches_touch_only_their_own_distribution():
+    """Each patch of layer/patches/<distribution>/ changes files of that distribution's package only,
+    and has a subject and a reason."""
+    declared = patches.load()
+    assert {patch["distribution"] for patch in declared} == {"boto3", "botocore", "urllib3"}
+    for patch in declared:
+        assert patch["subject"] and len(patch["why"]) > 80, patch["name"]
+        assert {path.split("/")[0] for path in patch["files"]} == {patch["distribution"]}, patch["name"]
+
+
+def test_readme_lists_every_patch():
+    """README names every patch file of layer/patches/ (the full layer's SDK is upstream's plus these)."""
+    with open(os.path.join(REPO, "README.md")) as handle:
+        readme = handle.read()
+    listed = set(re.findall(r"`(layer/patches/[^`]+\.patch)`", readme))
+    assert listed == {"layer/patches/%s/%s" % (patch["distribution"], patch["name"]) for patch in patches.load()}
