@@ -44,9 +44,12 @@ NOT_AXES = {
 # The full layer's patches to its own SDK (layer/patches/<distribution>/, issue 36): not a switch but
 # an optimization of a stock path all the same.  The full flavor's stock twin runs the pinned wheels as
 # published, its layer twin the patched tree (sites.py), so every full-flavor case compares them.
-# Each patched distribution names the axes that exercise its patched modules.
+# Each patched distribution names the axes that exercise its patched modules; sdk_patches
+# (test_sdk_patches.py) uses what the patches made lazy (docs, S3 transfers, timestamps), hook off.
 SDK_PATCHES = {
-    "boto3": ("sslcontext", "verify", "loader", "proxies", "client_certs", "middleboxes", "gc", "processes"),
-    "botocore": ("sslcontext", "verify", "loader", "proxies", "client_certs", "middleboxes", "gc", "processes"),
-    "urllib3": ("sslcontext", "verify", "proxies", "client_certs", "middleboxes"),
+    "boto3": ("sslcontext", "verify", "loader", "proxies", "client_certs", "middleboxes", "gc", "processes",
+              "sdk_patches"),
+    "botocore": ("sslcontext", "verify", "loader", "proxies", "client_certs", "middleboxes", "gc", "processes",
+                 "sdk_patches"),
+    "urllib3": ("sslcontext", "verify", "proxies", "client_certs", "middleboxes", "sdk_patches"),
 }

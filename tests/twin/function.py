@@ -567,6 +567,43 @@ def aio(params):
 
 
 @scenario
+def sdk_patches(params):
+    """What the full layer's SDK patches (layer/patches/) made lazy, used: tests/build/sdk_probe.py's
+    checks (docstrings, both ServiceDocumenters, boto3.compat's names, TransferConfig, the S3 transfer
+    methods, timestamp parsing) and a threaded multipart S3 upload and download with a TransferConfig,
+    against a moto server this process starts on loopback (and stops, by its pid) for itself."""
+    import importlib.util
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([params["moto"], "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        spec = importlib.util.spec_from_file_location("sdk_probe", params["probe"])
+        sdk_probe = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sdk_probe)
+        found = sdk_probe.main("http://127.0.0.1:%d" % port)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    # Which tree it was and what `import boto3` imported differ by design: details, not compared.
+    return {"sdk": {("_" + key if key in ("patched", "imported_at_first_client") else key): value
+                    for key, value in found.items()}}
+
+
+@scenario
 def loader_after_import(params):
     """Loader methods wrapped after botocore was imported (the layer already patched it): on one
     session's Loader instance, then on the class with functools.wraps; and AWS_DATA_PATH naming a

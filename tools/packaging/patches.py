@@ -4,8 +4,10 @@ Each file is a header (``Subject:`` one line, ``Why:`` continued on indented lin
 diff against the pinned wheel's files, paths relative to the install folder (``a/botocore/utils.py``).
 ``apply_all`` applies every patch, in (distribution, file name) order, to the staged tree right after
 uv installed the wheels (tools/packaging/build_layer.py), then rewrites the RECORD line of each file
-it changed (sha256, size), so that ``pip show -f``/installers' checks see the shipped bytes; the
-SBOM (tools/release/sbom.py) declares each patch under its component's ``pedigree.patches``.
+it changed (sha256, size), so that ``pip show -f``/installers' checks see the shipped bytes; before
+that, each changed file gets at its end the notice Apache-2.0 section 4(b) asks of a modified file
+(``change_notice``: the patches that changed it).  The SBOM (tools/release/sbom.py) declares each
+patch under its component's ``pedigree.patches``.
 
 Applying is strict, with no fuzz: every hunk's context and removed lines must be the file's lines at
 the hunk's position, and a file must not change twice in one run unless the diff says so.  A patch
@@ -134,6 +136,19 @@ def apply_to_lines(lines, hunks, where):
     return result
 
 
+def replace_file(path, text):
+    """Give ``path`` the content ``text`` as a new file (written beside it, then renamed over it),
+    never by writing into the old one: uv installs by hard link from its cache by default, so an
+    installed file may be the cache's own inode, shared with every other install of that wheel;
+    writing into it would patch them all (this happened once, to the twin's copy: see
+    tests/build/test_patched_sdk.py's hard-link test)."""
+    temporary = path + ".patching"
+    with open(temporary, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+    os.replace(temporary, path)
+
+
 def apply_patch(patch, target):
     """Apply one patch (from ``load``) to the tree at ``target``; returns the files it changed."""
     changed = []
@@ -145,8 +160,7 @@ def apply_patch(patch, target):
         with open(path, encoding="utf-8", newline="") as handle:
             lines = handle.read().splitlines(keepends=True)
         patched = apply_to_lines(lines, hunks, where)
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.writelines(patched)
+        replace_file(path, "".join(patched))
         changed.append(relative)
     return changed
 
@@ -184,8 +198,7 @@ def rewrite_records(target, relatives):
                 pending.discard(row[0])
                 touched = True
         if touched:
-            with open(record, "w", encoding="utf-8", newline="") as handle:
-                handle.writelines(lines)
+            replace_file(record, "".join(lines))
     if pending:
         raise PatchError("patched files no RECORD lists: %s" % ", ".join(sorted(pending)))
 
@@ -194,8 +207,30 @@ def apply_all(target, patches=None):
     """Apply every patch (default: ``load()``) to the install folder ``target``, then make the RECORDs
     true to the patched bytes; returns the patches applied."""
     patches = load() if patches is None else patches
-    changed = []
+    by_file = {}
     for patch in patches:
-        changed += apply_patch(patch, target)
-    rewrite_records(target, sorted(set(changed)))
+        for relative in apply_patch(patch, target):
+            by_file.setdefault(relative, []).append(patch)
+    for relative, applied in sorted(by_file.items()):
+        mark_changed(os.path.join(target, relative), applied)
+    rewrite_records(target, sorted(by_file))
     return patches
+
+
+def change_notice(applied):
+    """The comment lines that say a file was changed, by which patches and why (Apache-2.0 section
+    4(b): boto3's and botocore's modified files must carry a prominent notice that they were changed;
+    the SBOM's pedigree alone is not in the file)."""
+    lines = ["# Changed by aws-python-keepalive (Apache-2.0 section 4(b)), not as the wheel ships it:\n"]
+    lines += ["#   layer/patches/%s/%s: %s\n" % (patch["distribution"], patch["name"], patch["subject"])
+              for patch in applied]
+    return lines
+
+
+def mark_changed(path, applied):
+    """Append ``change_notice`` to a patched file: at its end, so that every line number (tracebacks,
+    the next pin's patch context) stays the wheel's."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    ending = "" if text.endswith("\n") or not text else "\n"
+    replace_file(path, text + ending + "\n" + "".join(change_notice(applied)))
