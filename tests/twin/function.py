@@ -449,7 +449,10 @@ def models(params):
         outcome = {"model": _fingerprint(made.meta.service_model._service_description),
                    "rules": _fingerprint(loader.load_service_model(service, "endpoint-rule-set-1")),
                    "refused": attempt(lambda made=made, refused=refused: refused(made)),
-                   "sent": attempt(lambda made=made, send=send: send(made))[0]}
+                   "sent": None}
+        # The sent call's error text, for a failure message (seen: stock ClientError, the layer SSLError on
+        # S3, intermittently, at load ~30).
+        outcome["sent"], outcome["_sent_detail"] = attempt(lambda made=made, send=send: send(made))
         if service == "s3":
             transfer = TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024,
                                       max_concurrency=2)
