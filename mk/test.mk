@@ -4,26 +4,33 @@
 # make test: every suite. The hook suites (one per CPython), test-build and test-compat do not
 # depend on each other and mostly wait (sockets, child interpreters, sleeps): they run TEST_JOBS at
 # a time, each suite's output printed whole when it ends (make --output-sync; a failing suite's
-# traceback stays in one piece). Then test-lab alone: its NAT, freeze and timing tests get the
-# machine to themselves. TEST_JOBS=1: one after the other, as before.
+# traceback stays in one piece). make starts goals in the order given: the longest suite,
+# test-build, first (named after the hook suites, it started only when the first of them ended and
+# then ran on alone), and everything test-lab needs (test-lab-deps: its venvs, DynamoDB Local, the
+# layer zip) is made in this first phase too, beside the suites. Then test-lab alone: its NAT,
+# freeze and timing tests get the machine to themselves. TEST_JOBS=1: one after the other.
 # TEST_SUITES: the suites make test runs, all of them by default. Only the release rehearsal names fewer
 # (make rehearse-release runs the release workflow's Test step, `sudo ... make test`, as written, with
 # REHEARSAL_TEST_SUITES as TEST_SUITES in its environment: by default a suite's venv only, so that the step's
 # sudo, HOME, interpreters and caches are exercised for real in minutes; mk/release.mk).
 TEST_JOBS ?= 3
 HOOK_SUITES := $(foreach p,$(PYTHON_MINORS),test-hook-$(p))
-TEST_SUITES ?= $(HOOK_SUITES) test-build test-compat test-twin test-lab
-.PHONY: test test-hook $(HOOK_SUITES)
+TEST_SUITES ?= test-build test-compat test-twin $(HOOK_SUITES) test-lab
+.PHONY: test test-hook $(HOOK_SUITES) test-lab-deps
 test: interpreters
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(filter-out test-lab,$(TEST_SUITES))
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(patsubst test-lab,test-lab-deps,$(TEST_SUITES))
 	@$(if $(filter test-lab,$(TEST_SUITES)),$(MAKE) --no-print-directory test-lab,true)
 
 # $(call run_pytest,SUITE,PYTHON,ARGS), first in a recipe line (variables may precede it): pytest,
-# then one line with the suite's exit code and wall time (bash's SECONDS: this line's shell's age).
-# pytest's exit code 5 (nothing collected) is a failure. MAKEFLAGS is emptied: a test that runs
-# make itself must not inherit this make's -j / jobserver.
+# then one line with the suite's exit code, wall time (bash's SECONDS: this line's shell's age) and
+# CPU time, user and system, of pytest and every process it waited for (bash's times, written to a
+# file: in a pipe or $(...) it would count a subshell's children). CPU time is what to compare
+# between runs on a loaded machine; wall time is what CI waits. pytest's exit code 5 (nothing
+# collected) is a failure. MAKEFLAGS is emptied: a test that runs make itself must not inherit this
+# make's -j / jobserver.
 run_pytest = MAKEFLAGS= $(2) -m pytest -q -p no:cacheprovider $(3) || rc=$$?; rc=$${rc:-0}; \
-  echo "== $(1): exit $$rc after $$SECONDS s"; \
+  cpu=$$(mktemp); times >$$cpu; \
+  echo "== $(1): exit $$rc after $$SECONDS s, CPU $$(tail -n1 $$cpu) (user, system)"; rm -f $$cpu; \
   if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # Hook tests run once per interpreter (make -jN test-hook: N at a time).
@@ -34,12 +41,27 @@ $(HOOK_SUITES): test-hook-%: $(VENV)/test-%/bin/python $(BOTOCORE_DIRS) $(AIO_DI
 	  AWS_KEEPALIVE_AIO_DIRS=$(CURDIR)/$(VENV)/aio $(call run_pytest,hook tests on CPython $*,$(VENV)/test-$*/bin/python,tests/hook)
 
 # Build tests: one interpreter runs them; they use the other interpreters through the layer itself.
+# Two pytest processes side by side, each suite's output printed whole after both end: the tests
+# of the built zips and the release (the session's one full, trimmed and hook build and its one
+# release are shared by tests/build/conftest.py's fixtures, so they all run in one process), and
+# the tests of the tools around them, which build no shared zip (BUILD_TOOL_TESTS). test-build is
+# make test's longest suite and mostly computes: one process left a core idle.  A new test file
+# runs with the zips' tests unless named here.
+BUILD_TOOL_TESTS := $(addprefix tests/build/,test_attach.py test_bump_pr.py test_bump_sdk.py test_ca_dir.py test_docs_commands.py \
+  test_find_python.py test_install_python.py test_layers_table.py test_publish_wheel.py test_rehearse.py \
+  test_sdk_defaults.py test_template.py test_tls_probe.py test_workflow.py)
 .PHONY: test-build
 test-build: $(foreach p,$(PYTHON_MINORS),$(VENV)/test-$(p)/bin/python) $(TOOLS_PY) $(SAM) $(VENV)/moto/bin/python
-	@AWS_KEEPALIVE_SAM=$(CURDIR)/$(SAM) AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
+	@export AWS_KEEPALIVE_SAM=$(CURDIR)/$(SAM) AWS_KEEPALIVE_MOTO=$(CURDIR)/$(VENV)/moto/bin/moto_server \
 	  AWS_KEEPALIVE_SAM_PATH=$(SAM_PATH) \
-	  AWS_KEEPALIVE_PYTHONS="$(foreach p,$(PYTHON_MINORS),$(CURDIR)/$(VENV)/test-$(p)/bin/python)" \
-	  $(call run_pytest,build tests,$(VENV)/test-3.12/bin/python,tests/build)
+	  AWS_KEEPALIVE_PYTHONS="$(foreach p,$(PYTHON_MINORS),$(CURDIR)/$(VENV)/test-$(p)/bin/python)"; \
+	out=$$(mktemp -d); \
+	( $(call run_pytest,build tests (zips and release),$(VENV)/test-3.12/bin/python,tests/build \
+	    $(addprefix --ignore=,$(BUILD_TOOL_TESTS))) ) >$$out/zips 2>&1 & zips=$$!; \
+	( $(call run_pytest,build tests (tools),$(VENV)/test-3.12/bin/python,$(BUILD_TOOL_TESTS)) ) >$$out/tools 2>&1 & \
+	tools=$$!; wait $$zips || rc=1; wait $$tools || rc=1; cat $$out/zips $$out/tools; times >$$out/cpu; \
+	echo "== build tests: exit $${rc:-0} after $$SECONDS s, CPU $$(tail -n1 $$out/cpu) (user, system)"; \
+	rm -rf $$out; exit $${rc:-0}
 
 # The wheel tests (tests/build/test_wheel.py, test_publish_wheel.py) get their tools from here; the
 # stand-in runtime venv runs the bundled-wheel function.
@@ -59,18 +81,20 @@ test-build: zsh
 
 # Lab tests on one interpreter (the stand-in runs every CPython itself); -rs prints skip reasons.
 # pytest's exit code 5 (nothing collected) is a failure.
+# test-lab-deps: everything the lab tests need (make test makes it beside the other suites).
 .PHONY: test-lab
-test-lab: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
+test-lab: test-lab-deps
 	@$(call run_pytest,lab tests,$(VENV)/test-3.12/bin/python,-rs tests/lab)
+test-lab-deps: $(VENV)/test-3.12/bin/python $(LAB_RUNTIME_VENVS) $(LAYER_ZIP)
 # What the lab needs besides Python (lab-deps, mk/lab.mk) and the throughput bench's venv.
-test-lab: lab-deps
-test-lab: $(BENCH_PY)
+test-lab-deps: lab-deps
+test-lab-deps: $(BENCH_PY)
 # The durable-function test's runner venv and function packages (mk/lab.mk, demo-durable).
-test-lab: $(DURABLE_PY) $(DURABLE_TASK)/.installed
+test-lab-deps: $(DURABLE_PY) $(DURABLE_TASK)/.installed
 # AWS's Runtime Interface Emulator, which the stand-in is checked against (mk/lab.mk).
-test-lab: $(RIE)
+test-lab-deps: $(RIE)
 # tests/lab/test_soak_memory.py runs bench/soak_memory.py small, with the 3.12 aioboto3 folder.
-test-lab: $(VENV)/aio/3.12/aioboto3-15.5.0/.done
+test-lab-deps: $(VENV)/aio/3.12/aioboto3-15.5.0/.done
 
 # --- compatibility with the observability stack and botocore's own tests (issue 17 part 4) -----
 # botocore's own unit tests, with the layer on: the PyPI sdist of the layer's pinned botocore

@@ -8,6 +8,7 @@ import contextlib
 import functools
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -96,10 +97,14 @@ def free_port():
         return probe.getsockname()[1]
 
 
+# The zips every build test reads are each built once per session.  `make layer` builds them with
+# another umask and hash seed than the ``release`` fixture's `make release` (umask 022, hash seed
+# random), in another folder, at another time: the tests that compare the two (test_build_layer's
+# reproducibility tests, test_release's one-build test) check reproducibility without a third build.
 @pytest.fixture(scope="session")
 def layer(tmp_path_factory):
-    """The full layer, built once by `make layer`: (zip path, printed fields)."""
-    return make_layer(str(tmp_path_factory.mktemp("build")))
+    """The full layer, built once by `make layer` (umask 077, PYTHONHASHSEED=12345): (zip path, printed fields)."""
+    return make_layer(str(tmp_path_factory.mktemp("build")), umask=0o077, PYTHONHASHSEED="12345")
 
 
 @pytest.fixture(scope="session")
@@ -110,8 +115,9 @@ def trimmed(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def hook_layer(tmp_path_factory):
-    """The hook-only flavor, built once by `make layer FLAVOR=hook`: (zip path, printed fields)."""
-    return make_layer(str(tmp_path_factory.mktemp("hook")), flavor="hook")
+    """The hook-only flavor, built once by `make layer FLAVOR=hook` (umask 077, PYTHONHASHSEED=777):
+    (zip path, printed fields)."""
+    return make_layer(str(tmp_path_factory.mktemp("hook")), flavor="hook", umask=0o077, PYTHONHASHSEED="777")
 
 
 def run_make_release(build_dir, repo=REPO, umask=None, make_vars=(), **extra_env):
@@ -131,18 +137,32 @@ def make_release(build_dir, **options):
 
 
 def clone(destination):
-    """A fresh clone of this repository's checked-out commit at ``destination`` (what CI starts from);
-    returns its path.  Uncommitted changes are not in it."""
+    """A fresh clone of this working tree at ``destination`` (what CI starts from); returns its path.
+    The checked-out commit, plus what the tree holds beyond it: uncommitted changes to tracked files
+    (applied as a binary diff) and untracked files git does not ignore (copied).  So a clone's
+    release can be compared byte for byte with this checkout's (the ``release`` fixture) while
+    someone works on the tree: in CI the tree is the commit and both steps add nothing."""
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", REPO, destination], check=True, env=env())
     head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
     subprocess.run(["git", "-C", destination, "checkout", "--quiet", head.stdout.strip()], check=True, env=env())
+    diff = subprocess.run(["git", "-C", REPO, "diff", "--no-ext-diff", "--no-color", "--binary", "HEAD"],
+                          capture_output=True, check=True).stdout
+    if diff:
+        subprocess.run(["git", "-C", destination, "apply", "--whitespace=nowarn", "-"], input=diff, check=True,
+                       env=env())
+    untracked = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--others", "--exclude-standard"],
+                               capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, untracked):
+        os.makedirs(os.path.dirname(os.path.join(destination, name)), exist_ok=True)
+        shutil.copy2(os.path.join(REPO, name), os.path.join(destination, name), follow_symlinks=False)
     return destination
 
 
 @pytest.fixture(scope="session")
 def release(tmp_path_factory):
-    """build/release/ made once by `make release` (both zips, the wheel, SBOMs, SHA256SUMS)."""
-    return make_release(str(tmp_path_factory.mktemp("release")))
+    """build/release/ made once by `make release` (both zips, the wheel, SBOMs, SHA256SUMS), umask
+    022, TZ UTC, LANG C.UTF-8."""
+    return make_release(str(tmp_path_factory.mktemp("release")), umask=0o022, TZ="UTC")
 
 
 @pytest.fixture(scope="session")

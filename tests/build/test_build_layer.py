@@ -21,6 +21,7 @@ from tools.packaging import build_layer
 from tools.packaging import build_wheel
 from tools.packaging import layer_info
 from tools.packaging import patches
+from tools.release import release as release_module
 
 sys.path.insert(0, REPO)
 from lab.standin import runtime_prefix  # noqa: E402  (the stand-in runtime, for the hook flavor)
@@ -50,11 +51,17 @@ def test_make_layer_prints_the_zips_sha256_and_sizes(layer):
     assert fields["unzipped"].startswith("%.1f MB (%d bytes)" % (unzipped / 1e6, unzipped))
 
 
-def test_two_builds_give_the_same_bytes(layer, tmp_path):
-    """A second build (other folder, umask, mtimes and caller's hash seed) gives the same sha256."""
+def released(release, flavor):
+    """The ``release`` fixture's zip of ``flavor``."""
+    version = build_wheel.source_version(os.path.join(REPO, "layer"))
+    return os.path.join(release, release_module.zip_name(flavor, version))
+
+
+def test_two_builds_give_the_same_bytes(layer, release):
+    """A second build (the release's: other folder, umask, mtimes and caller's hash seed) gives the
+    same sha256."""
     path, fields = layer
-    again, again_fields = make_layer(str(tmp_path / "elsewhere" / "b"), umask=0o077, PYTHONHASHSEED="12345")
-    assert again_fields["sha256"] == fields["sha256"] == sha256(again)
+    assert fields["sha256"] == sha256(path) == sha256(released(release, "full"))
 
 
 def test_zip_has_python_root_sorted_entries_and_fixed_metadata(layer):
@@ -343,10 +350,9 @@ def test_hook_flavor_holds_the_hook_its_dist_info_and_bytecode_and_no_sdk(hook_l
     assert entry_point.value == "aws_keepalive:opentelemetry_pre_instrument"
 
 
-def test_hook_flavor_is_reproducible(hook_layer, tmp_path):
-    """A second hook build (other folder, umask, hash seed) gives the same sha256."""
-    again, again_fields = make_layer(str(tmp_path / "b"), umask=0o077, flavor="hook", PYTHONHASHSEED="777")
-    assert again_fields["sha256"] == hook_layer[1]["sha256"] == sha256(again)
+def test_hook_flavor_is_reproducible(hook_layer, release):
+    """A second hook build (the release's: other folder, umask, hash seed) gives the same sha256."""
+    assert hook_layer[1]["sha256"] == sha256(hook_layer[0]) == sha256(released(release, "hook"))
 
 
 def test_hook_flavor_size(hook_layer, capsys):

@@ -144,9 +144,11 @@ def test_hook_sbom_names_the_botocore_releases_its_data_came_from(release):
 
 def test_repository_license_is_apache_and_the_zips_notice_names_what_they_carry():
     """LICENSE is the Apache License 2.0 text as botocore's wheel ships it; NOTICE names the
-    third-party parts and where their texts are."""
+    third-party parts, where their texts are, and that the patched SDK files are modified."""
     assert b"Apache License\n                           Version 2.0, January 2004" in repo_bytes("LICENSE")
     notice = repo_bytes("NOTICE").decode()
     for needle in ("Apache License, Version 2.0", "MPL-2.0", "third_party/mozilla-ca/MPL-2.0.txt",
-                   "third_party/botocore/", "python-dateutil", "prepared-data"):
+                   "third_party/botocore/", "python-dateutil", "prepared-data", "layer/patches/"):
         assert needle in notice, needle
+    # The full zip's boto3, botocore and urllib3 are patched (layer/patches/): not "unmodified".
+    assert "unmodified" not in notice

@@ -98,10 +98,25 @@ def test_apply_rewrites_the_file_and_only_its_record_line(tmp_path):
     assert (loaded["subject"], loaded["why"], loaded["files"]) == ("demo: change b", "to show a continued line.",
                                                                     ["pkg/mod.py"])
     patches.apply_all(str(tree), [loaded])
-    assert (tree / "pkg" / "mod.py").read_text() == "a = 1\nb = 3\nc = 4\n"
+    patched = "a = 1\nb = 3\nc = 4\n\n" + "".join(patches.change_notice([loaded]))
+    assert (tree / "pkg" / "mod.py").read_text() == patched
     record = (tree / "pkg-1.0.dist-info" / "RECORD").read_text().splitlines()
-    assert record[0] == "pkg/mod.py,%s,18" % patches.record_hash(b"a = 1\nb = 3\nc = 4\n")
+    assert record[0] == "pkg/mod.py,%s,%d" % (patches.record_hash(patched.encode()), len(patched))
     assert record[1:] == ["pkg/other.py,sha256=keep,6", "pkg-1.0.dist-info/RECORD,,"]
+
+
+def test_a_patched_file_says_it_was_changed_and_by_which_patch(tmp_path):
+    """Apache-2.0 4(b): each file a patch changed ends with a notice naming the patch file and its
+    subject (every line number stays the wheel's); a file no patch touched is left byte for byte."""
+    tree = tmp_path / "tree"
+    write_tree(tree, {"pkg/mod.py": "a = 1\nb = 2\nc = 4\n", "pkg/other.py": "x = 1\n",
+                      "pkg-1.0.dist-info/RECORD": "pkg/mod.py,sha256=old,12\npkg/other.py,sha256=keep,6\n"})
+    patches.apply_all(str(tree), one_patch(tmp_path))
+    lines = (tree / "pkg" / "mod.py").read_text().splitlines()
+    assert lines[:3] == ["a = 1", "b = 3", "c = 4"]
+    assert lines[4].startswith("# Changed by aws-python-keepalive (Apache-2.0 section 4(b))")
+    assert lines[5] == "#   layer/patches/pkg/0001-demo.patch: demo: change b"
+    assert (tree / "pkg" / "other.py").read_text() == "x = 1\n"
 
 
 def test_apply_never_writes_into_a_hard_linked_file(tmp_path):
@@ -115,7 +130,7 @@ def test_apply_never_writes_into_a_hard_linked_file(tmp_path):
     os.link(tree / "pkg" / "mod.py", cache / "mod.py")
     os.link(tree / "pkg-1.0.dist-info" / "RECORD", cache / "RECORD")
     patches.apply_all(str(tree), one_patch(tmp_path))
-    assert (tree / "pkg" / "mod.py").read_text() == "a = 1\nb = 3\nc = 4\n"
+    assert (tree / "pkg" / "mod.py").read_text().startswith("a = 1\nb = 3\nc = 4\n")
     assert (cache / "mod.py").read_text() == "a = 1\nb = 2\nc = 4\n"
     assert (cache / "RECORD").read_text() == "pkg/mod.py,,\n"
 

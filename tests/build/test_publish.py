@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import boto3
 import botocore.exceptions
@@ -458,6 +459,21 @@ def test_make_publish_zip_publishes_a_downloaded_zip(release, moto_endpoint, tmp
     assert json.load(open(downloads / "layers.json")) == {
         name + "-hook": {"eu-west-1": "arn:aws:lambda:eu-west-1:123456789012:layer:%s-hook:1" % name}}
     assert not (tmp_path / "none").exists()
+
+
+def test_a_zip_that_is_no_layer_of_this_project_is_refused_by_name(tmp_path):
+    """`make publish ZIP=` with a zip holding no python/aws_keepalive/, or a file that is no zip at all,
+    is refused with a message naming the file (not a KeyError/BadZipFile traceback)."""
+    other = tmp_path / "aws-python-keepalive-0.1.0.zip"
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("python/x.py", "x = 1\n")
+    bogus = tmp_path / "layer.zip"
+    bogus.write_text("not a zip\n")
+    for path in (other, bogus):
+        with pytest.raises(SystemExit) as refused:
+            publish.Layer(None, str(path), base="aws-python-keepalive")
+        assert str(refused.value).startswith("publish: %s is not an aws-python-keepalive layer zip" % path)
+        assert "nothing was published" in str(refused.value)
 
 
 def publish_zip(endpoint, zip_path, name, tmp_path):

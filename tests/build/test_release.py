@@ -54,19 +54,18 @@ def sums_of(folder):
         return handle.read()
 
 
-def test_two_clones_at_other_paths_users_settings_give_the_same_release(tmp_path):
-    """`make release` in two fresh clones of this commit, at paths of different lengths, with other
-    umasks, TZ and locales, gives the same SHA256SUMS and bytes for every file: nothing in a release
-    depends on where or by whom it was built.  (Not compared with this checkout's release: that one
-    has its uncommitted changes.)  The second clone's build/release/ already
-    holds an older release, publish's layers.json and a stale file: layers.json (publish's record of
-    the ARNs) is kept, the rest replaced.  The clones share this checkout's pinned interpreters
-    (PINNED_ROOT: the same jars, checked against the clone's own pins) and bootstrap their own uv."""
+def test_a_clone_at_another_path_users_settings_gives_the_same_release(release, tmp_path):
+    """`make release` in a fresh clone of this working tree (conftest.clone: the commit plus any
+    uncommitted change), at a path much longer than this checkout's, with another umask, TZ, locale
+    and hash seed, gives the same SHA256SUMS and bytes for every file as this checkout's release
+    (the ``release`` fixture: umask 022, UTC, C.UTF-8): nothing in a release depends on where or by
+    whom it was built.  The clone's build/release/ already holds an older release, publish's
+    layers.json and a stale file: layers.json (publish's record of the ARNs) is kept, the rest
+    replaced.  The clone shares this checkout's pinned interpreters (PINNED_ROOT: the same jars,
+    checked against the clone's own pins) and bootstraps its own uv."""
     pinned = "PINNED_ROOT=%s" % os.path.join(REPO, ".venv", "python-pinned")
-    short = clone(str(tmp_path / "a"))
-    long = clone(str(tmp_path / ("a-much-longer-folder-name-for-the-second-clone-" * 3) / "src"))
-    first = make_release(os.path.join(short, "build"), repo=short, umask=0o022, make_vars=[pinned], TZ="UTC",
-                         LANG="C.UTF-8")
+    long = clone(str(tmp_path / ("a-much-longer-folder-name-for-the-clone-" * 3) / "src"))
+    assert len(long) != len(REPO)  # paths of other lengths: nothing may depend on where it was built
     folder = os.path.join(long, "build", "release")
     os.makedirs(folder)
     with open(os.path.join(folder, "layers.json"), "w") as out:
@@ -74,13 +73,13 @@ def test_two_clones_at_other_paths_users_settings_give_the_same_release(tmp_path
     with open(os.path.join(folder, "stale.zip"), "w") as out:
         out.write("old")
     second = make_release(os.path.join(long, "build"), repo=long, umask=0o077, make_vars=[pinned],
-                          TZ="Pacific/Kiritimati", LANG="de_DE.UTF-8", LC_ALL="de_DE.UTF-8")
+                          TZ="Pacific/Kiritimati", LANG="de_DE.UTF-8", LC_ALL="de_DE.UTF-8", PYTHONHASHSEED="4242")
     assert second == folder
-    assert sums_of(first) == sums_of(second)
+    assert sums_of(release) == sums_of(second)
     assert sorted(os.listdir(folder)) == sorted(FILES + ["layers.json"])
     assert read_json(os.path.join(folder, "layers.json")) == {"aws-python-keepalive": {}}
     for name in FILES:
-        with open(os.path.join(first, name), "rb") as one, open(os.path.join(second, name), "rb") as other:
+        with open(os.path.join(release, name), "rb") as one, open(os.path.join(second, name), "rb") as other:
             assert one.read() == other.read(), name
 
 

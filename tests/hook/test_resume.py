@@ -200,17 +200,49 @@ def test_a_forked_child_starts_with_no_session(layer, tmp_path):
     with server:
         ddb = client(server.url, bundle)
         ddb.list_tables()
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                ddb.list_tables()
-                code = 0
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+        assert calls_in_a_forked_child(ddb, 1) == 0
         ddb.list_tables()
+        assert server.tls_resumed == [False, False, True]
+
+
+def calls_in_a_forked_child(ddb, calls):
+    """``calls`` calls of ``ddb`` in a forked child; its exit code (0: all succeeded)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            for _ in range(calls):
+                ddb.list_tables()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_a_forked_child_is_not_blocked_by_a_probe_in_flight_in_its_parent(layer, tmp_path):
+    """Forked while another thread of the parent is connecting with the first offer for a key (a
+    probe, which holds off other offers for that key until it ends): the child's first connection
+    is a full handshake and its second resumes -- the parent's probe, which never ends in the
+    child, does not hold the child's offers off."""
+    import threading
+
+    layer()
+    server, bundle = tls_server(tmp_path, "a")
+    with server:
+        ddb = client(server.url, bundle)
+        ddb.list_tables()
+        pool = next(iter(ddb._endpoint.http_session._manager.pools._container.values()))
+        cache = getattr(pool, resume.CACHE)
+        (key, entry), = cache.sessions.items()
+        tokens = []
+        # What before_connect does for a connection of another thread, up to its handshake.
+        probing = threading.Thread(target=lambda: tokens.append(resume._offer_for(cache, entry[3], key)))
+        probing.start()
+        probing.join()
+        assert cache.probes.get(key) is tokens[0][2]
+        assert calls_in_a_forked_child(ddb, 2) == 0
+        resume._connected(None, None, tokens[0], True)  # the parent's probe ends (never handed)
         assert server.tls_resumed == [False, False, True]
 
 
@@ -546,6 +578,35 @@ def test_a_pinning_subclass_runs_its_own_wrap_socket_as_often_as_stock(layer, tm
     assert runs[0][1]["wrap_socket"] >= 3  # botocore retries some SSL errors once more
     assert runs[1] == runs[0]
     assert server.tls_resumed == [False] * (6 if pinned else 0)
+
+
+def test_wrap_socket_patched_on_the_class_after_activation_runs_as_in_stock(layer, tmp_path, monkeypatch):
+    """``ssl.SSLContext.wrap_socket`` replaced on the class after a client's context got
+    resume.py's instance attributes (a tracer installed late): the replacement runs on each of
+    the client's new connections as often as in stock, and nothing is offered through it."""
+    server, bundle = tls_server(tmp_path, "a")
+    runs = []
+    with server:
+        for on in (False, True):
+            if on:
+                layer()
+            ddb = client(server.url, bundle)
+            assert outcomes_of(ddb, 2) == ["ok"] * 2
+            stdlib = ssl.SSLContext.wrap_socket
+            calls = []
+
+            def traced(context, *args, calls=calls, stdlib=stdlib, **kwargs):
+                if not kwargs.get("server_side"):  # the in-process server wraps through it too
+                    calls.append(kwargs.get("session"))
+                return stdlib(context, *args, **kwargs)
+
+            with monkeypatch.context() as patched:
+                patched.setattr(ssl.SSLContext, "wrap_socket", traced)
+                outcomes = outcomes_of(ddb, 3)
+            runs.append((outcomes, calls, server.tls_resumed[-3:]))
+    assert runs[0] == (["ok"] * 3, [None] * 3, [False] * 3)
+    assert runs[1] == runs[0]
+    assert server.tls_resumed[5:7] == [False, True]  # before the patch, the layer resumed
 
 
 def test_a_context_other_code_patched_on_the_instance_is_left_alone(layer, tmp_path):

@@ -4,8 +4,10 @@ Each file is a header (``Subject:`` one line, ``Why:`` continued on indented lin
 diff against the pinned wheel's files, paths relative to the install folder (``a/botocore/utils.py``).
 ``apply_all`` applies every patch, in (distribution, file name) order, to the staged tree right after
 uv installed the wheels (tools/packaging/build_layer.py), then rewrites the RECORD line of each file
-it changed (sha256, size), so that ``pip show -f``/installers' checks see the shipped bytes; the
-SBOM (tools/release/sbom.py) declares each patch under its component's ``pedigree.patches``.
+it changed (sha256, size), so that ``pip show -f``/installers' checks see the shipped bytes; before
+that, each changed file gets at its end the notice Apache-2.0 section 4(b) asks of a modified file
+(``change_notice``: the patches that changed it).  The SBOM (tools/release/sbom.py) declares each
+patch under its component's ``pedigree.patches``.
 
 Applying is strict, with no fuzz: every hunk's context and removed lines must be the file's lines at
 the hunk's position, and a file must not change twice in one run unless the diff says so.  A patch
@@ -205,9 +207,30 @@ def apply_all(target, patches=None):
     """Apply every patch (default: ``load()``) to the install folder ``target``, then make the RECORDs
     true to the patched bytes; returns the patches applied."""
     patches = load() if patches is None else patches
-    changed = []
+    by_file = {}
     for patch in patches:
-        changed += apply_patch(patch, target)
-    rewrite_records(target, sorted(set(changed)))
+        for relative in apply_patch(patch, target):
+            by_file.setdefault(relative, []).append(patch)
+    for relative, applied in sorted(by_file.items()):
+        mark_changed(os.path.join(target, relative), applied)
+    rewrite_records(target, sorted(by_file))
     return patches
 
+
+def change_notice(applied):
+    """The comment lines that say a file was changed, by which patches and why (Apache-2.0 section
+    4(b): boto3's and botocore's modified files must carry a prominent notice that they were changed;
+    the SBOM's pedigree alone is not in the file)."""
+    lines = ["# Changed by aws-python-keepalive (Apache-2.0 section 4(b)), not as the wheel ships it:\n"]
+    lines += ["#   layer/patches/%s/%s: %s\n" % (patch["distribution"], patch["name"], patch["subject"])
+              for patch in applied]
+    return lines
+
+
+def mark_changed(path, applied):
+    """Append ``change_notice`` to a patched file: at its end, so that every line number (tracebacks,
+    the next pin's patch context) stays the wheel's."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    ending = "" if text.endswith("\n") or not text else "\n"
+    replace_file(path, text + ending + "\n" + "".join(change_notice(applied)))

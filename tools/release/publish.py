@@ -48,6 +48,7 @@ import re
 import sys
 import threading
 import time
+import zipfile
 
 import boto3
 import botocore.config
@@ -104,6 +105,17 @@ def check_flavor(path, held):
                          % (path, what[held], what[said].split(" (")[0]))
 
 
+def read_zip_info(path):
+    """layer_info.zip_info of ``path``, or a refusal naming the file when it is not a zip or not a
+    layer zip of this project (no python/aws_keepalive/): the flavor cannot be read from it."""
+    try:
+        return layer_info.zip_info(path)
+    except (KeyError, zipfile.BadZipFile) as error:
+        raise SystemExit("publish: %s is not an aws-python-keepalive layer zip (%s): nothing was published. "
+                         "Publish a zip that `make release` or `make layer` wrote, or a release's zip"
+                         % (path, error)) from None
+
+
 class Layer:
     """One zip to publish under one name: its bytes, digests and description, read once.  The flavor
     is read from the zip's contents (layer_info.zip_info).  ``name`` None (``--zip``): the base name
@@ -119,7 +131,7 @@ class Layer:
         digest = hashlib.sha256(self.data)
         self.sha256 = digest.hexdigest()
         self.code_sha256 = base64.b64encode(digest.digest()).decode()  # Lambda's CodeSha256
-        info = layer_info.zip_info(path)
+        info = read_zip_info(path)
         self.flavor = info["flavor"]
         if name is None:
             check_flavor(path, self.flavor)
