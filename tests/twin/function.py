@@ -450,8 +450,8 @@ def models(params):
                    "rules": _fingerprint(loader.load_service_model(service, "endpoint-rule-set-1")),
                    "refused": attempt(lambda made=made, refused=refused: refused(made)),
                    "sent": None}
-        # The sent call's error text, for a failure message (seen: stock ClientError, the layer SSLError on
-        # S3, intermittently, at load ~30).
+        # The sent call's error text, for a failure message (seen: an SSLError on S3's, stock's or the layer's,
+        # at load ~30, while the endpoint closed under PutObject's body: wire.py's do_PUT now reads it).
         outcome["sent"], outcome["_sent_detail"] = attempt(lambda made=made, send=send: send(made))
         if service == "s3":
             transfer = TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024,
