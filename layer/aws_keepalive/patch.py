@@ -69,6 +69,7 @@ def apply(settings):
         from . import trust  # only when asked for: it imports ssl
 
         steps.append(("trust store", trust.patch))
+        steps.append(("client certificate at connect", _check_client_cert_at_connect))
     if settings.prepared:
         index = _prepared_index(version)
         if index is not None:
@@ -466,10 +467,28 @@ def stale_reuse(settings, host, port, idle_s, error, family, sock=None, elapsed_
         diagnostics.report_once("stale reuse", "stale reuse bookkeeping failed: %r" % (failure,))
 
 
+# trust.give_changed_files once the trust store is patched (apply): every TLS connect asks it
+# first whether its connection object must load rotated client certificate files (trust.py).
+_before_tls_connect = None
+
+
+def _check_client_cert_at_connect(settings, version, path):
+    global _before_tls_connect
+    from . import trust
+
+    _before_tls_connect = trust.give_changed_files
+
+
 def _make_connect(handshake, original):
     tls = handshake != "TCP"
 
     def connect(self, *args, **kwargs):
+        if tls and _before_tls_connect is not None:
+            try:
+                _before_tls_connect(self)
+            except Exception as error:
+                diagnostics.report_once("client cert at connect", "could not check the client certificate "
+                                        "files at connect: %r" % (error,))
         reason = getattr(self, "_aws_keepalive_reason", None) or "first use"
         offer = None
         if tls and resume.enabled:

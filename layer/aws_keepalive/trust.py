@@ -177,6 +177,27 @@ def _give_files_to_idle_connections(pool, cert_file, key_file):
             conn.cert_file, conn.key_file = cert_file, key_file
 
 
+def give_changed_files(conn):
+    """At each connect of a connection object made while the client certificate was loaded once
+    (its ``cert_file`` None): if the files changed on disk since they were loaded into its context,
+    give the object the files, so that urllib3 loads them for this connection, as stock's object
+    does.  The sends' check (``client_cert_changed``) reaches the objects idle in the pool only; one
+    another thread had checked out before the rotation reconnects without a send seeing it first --
+    with the context's old certificate, or with none once a half-rotated pair failed to load into
+    it (OpenSSL drops a certificate whose key does not match) -- and was accepted where stock's
+    failed (KEY_VALUES_MISMATCH; test_trust's checked-out-before test).  Two stats per new
+    connection of a client with a client certificate; nothing for the others.  Called by patch.py's
+    connect wrapper (one wrapper per method: wrap() leaves a method already ours alone)."""
+    if getattr(conn, "cert_file", None) is not None:
+        return
+    loaded = getattr(getattr(conn, "ssl_context", None), CLIENT_CERT, None)
+    if loaded is None:
+        return
+    cert_file, key_file, identities = loaded
+    if (file_identity(cert_file), file_identity(key_file) if key_file else None) != identities:
+        conn.cert_file, conn.key_file = cert_file, key_file
+
+
 def _make_setup_ssl_cert(original):
     def _setup_ssl_cert(self, conn, url, verify):
         original(self, conn, url, verify)

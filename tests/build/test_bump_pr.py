@@ -259,6 +259,21 @@ def test_the_same_release_already_proposed_changes_nothing(rehearsal):
     assert git(remote, "for-each-ref").stdout == before
 
 
+def test_tag_mode_runs_boto3s_own_suite_before_the_tag():
+    """Tag mode runs boto3's own suite (a checkout of boto/boto3 at the bumped pin, REQUIRE_BOTO3_SUITE=1),
+    as the release's build job does, before the step that pushes the tag: make bump-sdk's test-upstream
+    skips it (no checkout), so without this a bump the release refuses would be tagged, never released."""
+    text = open(WORKFLOW).read()
+    suite = "make test-upstream BOTO3_SOURCE=build/boto3-source REQUIRE_BOTO3_SUITE=1"
+    assert suite in text and text.index(suite) < text.index("- name: Pull request or tag\n")
+    step = text[text.rindex("- ", 0, text.index(suite)):text.index(suite)]
+    assert "if: vars.BUMP_SDK_MODE == 'tag'" in step
+    checkout = text[text.index("repository: boto/boto3"):]
+    assert checkout.index("ref: ${{ steps.boto3.outputs.version }}") < checkout.index("path: build/boto3-source")
+    assert text.index("repository: boto/boto3") < text.index(suite)
+    assert "id: boto3" in text and "layer/requirements.txt" in text[text.index("id: boto3"):text.index(suite)]
+
+
 def test_tag_mode_is_judged_by_the_release_suite():
     """In tag mode the workflow's bump runs with BUMP_SUITES="test test-upstream", and make bump-sdk hands that
     to bump_sdk.py as --suites: the release's own make test and the SDK's own suites on the patched tree

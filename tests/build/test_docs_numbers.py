@@ -14,7 +14,9 @@ from tools.docs import render_docs  # noqa: E402
 # Numbers README may state outside a rendered block: facts of AWS, Linux and the layer's defaults,
 # not measurements. A measured number added by hand to README fails test_readme_numbers_are_rendered.
 # (50 s: the Durable Execution SDK's read timeout.)
-README_FACTS = {"350 s", "60 s", "7200 s", "10 s", "90 s", "300 s", "250 MB", "128 MB", "100 s", "50 s"}
+# Known facts, not measurements: AWS's limits and timeouts, Linux's keep-alive default, the layer's
+# own defaults. "20 s": SQS ReceiveMessage's longest wait (WaitTimeSeconds 0-20), README "Long calls".
+README_FACTS = {"350 s", "60 s", "7200 s", "10 s", "90 s", "300 s", "250 MB", "128 MB", "100 s", "50 s", "20 s"}
 # A number with a unit of time, size or ratio (ranges and thousands separators included).
 MEASURED = re.compile(r"(?<![\w.])~?\d[\d.,  ]*(?:[–-]\d[\d.,]*)?\s?(?:ms|µs|us|MB|KB|bytes|×|%|s)(?![\w])")
 

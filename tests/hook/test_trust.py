@@ -580,6 +580,51 @@ def test_half_rotated_client_certificate_fails_where_a_certificate_is_optional(t
         assert mtls.server.requests == 1
 
 
+@pytest.fixture
+def connect_checked():
+    """patch.py's connect wrapper on botocore's TLS connections, asking trust.py first (as patch.apply
+    sets it up with the trust store on), removed after the test."""
+    import functools
+
+    from botocore.awsrequest import AWSHTTPSConnection
+
+    from aws_keepalive import patch
+
+    own = "connect" in AWSHTTPSConnection.__dict__
+    patch._check_client_cert_at_connect(None, None, None)
+    wrap.wrap(AWSHTTPSConnection, "connect", functools.partial(patch._make_connect, "TCP + TLS"))
+    yield
+    if own:
+        AWSHTTPSConnection.connect = getattr(AWSHTTPSConnection.connect, wrap.WRAPPED)
+    else:
+        del AWSHTTPSConnection.connect
+    patch._before_tls_connect = None
+
+
+def test_half_rotated_client_certificate_fails_a_reconnect_of_a_connection_checked_out_before(
+        trust_once, connect_checked, tmp_path):
+    """Connection objects another thread took from the pool before the certificate was rotated
+    (before its key): each one's reconnect fails with KEY_VALUES_MISMATCH, as stock's (its object
+    loads the pair at connect), whether or not a send saw the rotation first.  Before, the one
+    reconnecting before any send presented the old certificate from the context, and the one after
+    a failed send presented none (the failed load had emptied the context): both were accepted by
+    a server for which a certificate is optional."""
+    with MutualTlsServer(tmp_path, "m") as mtls:
+        mtls.server.tls_context.verify_mode = ssl.CERT_OPTIONAL
+        cert, key, rotating = client_with_copied_certificate(mtls, tmp_path)
+        rotating.list_tables()
+        pool = rotating._endpoint.http_session._manager.connection_from_url(mtls.server.url)
+        held = [pool._get_conn(), pool._get_conn()]  # in other threads' hands, as an urlopen holds one
+        trustme.CA().issue_cert("other@example.com").cert_chain_pems[0].write_to_path(cert)
+        with pytest.raises(ssl.SSLError, match="KEY_VALUES_MISMATCH"):
+            held[0].connect()
+        with pytest.raises(SSLError, match="KEY_VALUES_MISMATCH"):
+            rotating.list_tables()
+        with pytest.raises(ssl.SSLError, match="KEY_VALUES_MISMATCH"):
+            held[1].connect()
+        assert mtls.server.requests == 1
+
+
 # Two threads of one client with a client certificate against a server that demands one and closes
 # every connection after answering, for argv[1] seconds (tests/hook and the layer on sys.path).
 TWO_THREADS_CLIENT_CERT = """

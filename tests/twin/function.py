@@ -449,7 +449,10 @@ def models(params):
         outcome = {"model": _fingerprint(made.meta.service_model._service_description),
                    "rules": _fingerprint(loader.load_service_model(service, "endpoint-rule-set-1")),
                    "refused": attempt(lambda made=made, refused=refused: refused(made)),
-                   "sent": attempt(lambda made=made, send=send: send(made))[0]}
+                   "sent": None}
+        # The sent call's error text, for a failure message (seen: stock ClientError, the layer SSLError on
+        # S3, intermittently, at load ~30).
+        outcome["sent"], outcome["_sent_detail"] = attempt(lambda made=made, send=send: send(made))
         if service == "s3":
             transfer = TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024,
                                       max_concurrency=2)
@@ -601,3 +604,53 @@ def sdk_patches(params):
     # Which tree it was and what `import boto3` imported differ by design: details, not compared.
     return {"sdk": {("_" + key if key in ("patched", "imported_at_first_client") else key): value
                     for key, value in found.items()}}
+
+
+@scenario
+def loader_after_import(params):
+    """Loader methods wrapped after botocore was imported (the layer already patched it): on one
+    session's Loader instance, then on the class with functools.wraps; and AWS_DATA_PATH naming a
+    copy of DynamoDB's own model with one operation added (a service override, not a new
+    service): how often each wrapper runs, the calls, and whether the client has the operation."""
+    import functools
+    import gzip
+
+    import boto3
+    import botocore
+    import botocore.loaders
+    import botocore.session
+
+    data = os.path.join(os.path.dirname(botocore.__file__), "data")
+    models = os.path.join(params["dir"], "override")
+    with gzip.open(os.path.join(data, "dynamodb", "2012-08-10", "service-2.json.gz"), "rt") as handle:
+        model = json.load(handle)
+    model["operations"]["TwinOnly"] = dict(model["operations"]["ListTables"], name="TwinOnly")
+    os.makedirs(os.path.join(models, "dynamodb", "2012-08-10"))
+    with open(os.path.join(models, "dynamodb", "2012-08-10", "service-2.json"), "w") as handle:
+        json.dump(model, handle)
+    results = {}
+    counts = {}
+    core = botocore.session.get_session()
+    loader = core.get_component("data_loader")
+    for name in LOADER_METHODS:
+        setattr(loader, name, counter(counts, name, getattr(loader, name)))
+    shared = boto3.session.Session(botocore_session=core)
+    results["instance"] = calls(lambda: client(params["urls"]["instance"], verify=params["bundle"],
+                                               session=shared), 2)
+    client(params["urls"]["instance"], verify=params["bundle"], service="s3", session=shared)
+    results["instance"]["counts"] = dict(counts)
+    os.environ["AWS_DATA_PATH"] = models
+    made = {}
+    results["override"] = calls(lambda: made.setdefault("c", client(params["urls"]["override"],
+                                                                     verify=params["bundle"])), 1)
+    results["override"]["ops"] = "c" in made and "TwinOnly" in made["c"].meta.service_model.operation_names
+    del os.environ["AWS_DATA_PATH"]
+    counts2 = {}
+    for name in LOADER_METHODS:
+        original = getattr(botocore.loaders.Loader, name)
+        setattr(botocore.loaders.Loader, name, functools.wraps(original)(counter(counts2, name, original)))
+    results["after"] = calls(lambda: client(params["urls"]["after"], verify=params["bundle"]), 2)
+    client(params["urls"]["after"], verify=params["bundle"], service="s3")
+    client(params["urls"]["after"], verify=params["bundle"], service="lambda")
+    results["after"]["counts"] = dict(counts2)
+    return results

@@ -66,6 +66,8 @@ def _hook_conftest():
 
 BASE_ENV = dict(_hook_conftest().BASE_ENV, AWS_LAMBDA_FUNCTION_NAME="twin")
 SWITCH = {"stock": "0", "layer": "1"}
+# The debug line patch.py prints once it has patched botocore (every twin run has debug on).
+ACTIVATED = "patched botocore "
 
 
 class Check:
@@ -178,8 +180,9 @@ def differences(case, runs):
                                  % (label, key, theirs.get(key), ours.get(key), check.at_most_more[key]))
             elif ours.get(key) != theirs.get(key):
                 found.append("%s: %s: stock %r, layer %r (details: stock %r, layer %r)"
-                             % (label, key, theirs.get(key), ours.get(key), theirs.get("_details"),
-                                ours.get("_details")))
+                             % (label, key, theirs.get(key), ours.get(key),
+                                theirs.get("_details", theirs.get("_%s_detail" % key)),
+                                ours.get("_details", ours.get("_%s_detail" % key))))
         wire_stock, wire_layer = stock.wire[label], layer.wire[label]
         for key in ("requests", "client_certs", "proxy_connects"):
             if wire_stock.get(key) != wire_layer.get(key):
@@ -204,6 +207,23 @@ def differences(case, runs):
                 and ours["_rss_growth_kb"] > theirs["_rss_growth_kb"] + check.rss_growth_slack_mb * 1024):
             found.append("%s: RSS grew %d kB, stock's %d kB (at most %d MB more allowed)"
                          % (label, ours["_rss_growth_kb"], theirs["_rss_growth_kb"], check.rss_growth_slack_mb))
+    # A case where stock's every call failed (the endpoints never came up, an import the scenario
+    # needs is missing) compares one failure with the same failure: it proves nothing.  Checks made of
+    # ``calls`` only (a scenario returning other values, test_sdk_patches', is compared on them).
+    with_calls = [check for check in stock.result["checks"].values() if isinstance(check, dict) and "calls" in check]
+    if with_calls and not _any_ok(with_calls):
+        found.append("no call succeeded in stock's run: the case compares a failure with itself (harness "
+                     "error?): %s" % stock.describe())
+    # Activation asserted, not assumed: a layer twin whose layer never patched botocore (the .pth
+    # not processed, the switch not read, the hook never fired) is a second stock run, and every
+    # check whose rule needs no resumption (a PSK bound, ``never``, ``any``) would pass against it.
+    # (A case may switch the layer off on both sides on purpose: test_sdk_patches compares the SDK trees
+    # alone.)
+    if case.env.get("AWS_PYTHON_KEEPALIVE", SWITCH["layer"]) == SWITCH["layer"] and ACTIVATED not in layer.stderr:
+        found.append("the layer's run never said %r: the layer was not active, the twin compared stock "
+                     "with stock" % ACTIVATED)
+    if "aws-keepalive:" in stock.stderr:
+        found.append("the stock run printed the layer's lines: the layer was on in stock's run")
     for line in case.layer_says:
         if line not in layer.stderr:
             found.append("the layer's run never said %r: the optimization under test did not run" % line)
@@ -212,6 +232,18 @@ def differences(case, runs):
         found.append("peak RSS: stock %d kB, layer %d kB (more than %d MB above)"
                      % (stock.result["peak_rss_kb"], layer.result["peak_rss_kb"], case.rss_slack_mb))
     return found
+
+
+def _any_ok(value):
+    """Whether ``value`` (a run's checks) holds an ``ok`` outcome anywhere outside ``_`` keys (or
+    counts them: ``{"ok": 60}``)."""
+    if isinstance(value, dict):
+        if isinstance(value.get("ok"), int) and value["ok"] > 0:
+            return True
+        return any(_any_ok(item) for key, item in value.items() if not str(key).startswith("_"))
+    if isinstance(value, (list, tuple)):
+        return any(_any_ok(item) for item in value)
+    return value == "ok"
 
 
 class Scheduler:

@@ -24,10 +24,15 @@ CASES = {
                    env={"AWS_DATA_PATH": "{models}"}, params=added_service,
                    layer_says=("as built; listing it from the index",)),
 }
+# Wrappers put after the layer patched botocore (on a Loader instance, on the class with
+# functools.wraps) and AWS_DATA_PATH overriding a model the index holds (set by the scenario).
+CASES["loader_after_import"] = Case("loader_after_import", {"instance": Check(), "override": Check(), "after": Check()},
+                                    layer_says=("as built; listing it from the index",))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_loader_as_stock(twin, case):
-    """Wrappers of Loader methods made before boto3's import, a Loader subclass and a service added
-    through AWS_DATA_PATH: each wrapper and override is called as often as in stock, same calls."""
+    """Wrappers of Loader methods made before boto3's import or after it (instance, class), a Loader
+    subclass, a service added and one overridden through AWS_DATA_PATH: each wrapper and override is
+    called as often as in stock, same calls, same model."""
     assert_same_as_stock(CASES[case], twin)

@@ -60,6 +60,7 @@ SOURCES = {
     "bench-throughput": ("bench-throughput.json", "make bench-throughput"),
     "demo-durable": ("demo-durable.json", "make demo-durable"),
     "longcall": ("longcall.json", "make demo-longcall"),
+    "sdk-patches": ("sdk-patches.json", "make bench-patches"),
     "longcall-350": ("longcall-350.json", "make demo-longcall LONGCALL_NAT=350"),
 }
 
@@ -664,6 +665,7 @@ VIEWS = {
     "wheel": (view_wheel, ["wheel"]),
     "durable": ("lab.experiments.durable.report:view", ["demo-durable"]),
     "longcall": ("lab.experiments.longcall.run:view", ["longcall"]),
+    "sdk-patches": ("bench.sdk_patches:view", ["sdk-patches"]),
     "longcall-350": ("lab.experiments.longcall.run:view", ["longcall-350"]),
     "longcall-summary": ("lab.experiments.longcall.run:summary", ["longcall-350"]),
     "headline": (view_headline, ["demo", "soak", "startup", "coldstart", "coldstart-unknown", "bench-connect",
