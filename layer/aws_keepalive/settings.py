@@ -36,6 +36,29 @@ MAX_IDLE_S = 300
 # TLS session resumption for new connections (resume.py); the default the lab's numbers justify
 # (docs/trust.md, bench/tls_resume.py).
 TLS_RESUME = True
+
+
+def session_getter_leaks(version_info, implementation):
+    """Whether ``ssl.SSLSocket.session`` leaks the SSL_SESSION it returns on this interpreter
+    (CPython gh-116810: each read keeps OpenSSL's session, with the server's certificate, for the
+    process's life).  resume.py reads it once per new TLS connection, so on these interpreters a
+    long-lived process that opens connections to many hosts grows without bound: measured on
+    CPython 3.12.1 / OpenSSL 3.0.19, +30 KB RSS per connection (a 2 000-name certificate), 12 MB
+    per 400 reads, linear; none on 3.14.3 / OpenSSL 3.5.5 (+32 KB per 400).  The fix reached
+    3.12.8 and 3.13.1 (its backports); 3.11 and older 3.x releases keep it.  Before 3.10 the
+    getter duplicated the session instead and did not leak (the issue's report: not on 3.8)."""
+    if implementation != "cpython":
+        return False
+    version = tuple(version_info[:3])
+    return (3, 10) <= version < (3, 12, 8) or (3, 13) <= version < (3, 13, 1)
+
+
+def tls_resume_by_default():
+    """TLS_RESUME where reading a session does not leak it; off on the interpreters where it does
+    (a function's own AWS_PYTHON_KEEPALIVE_TLS_RESUME=1 still wins)."""
+    import sys  # always loaded: no import cost
+
+    return TLS_RESUME and not session_getter_leaks(sys.version_info, sys.implementation.name)
 # The cyclic GC during init (gcinit.py): a raised young threshold until the first client, then the
 # init's objects frozen.  Off by default until make soak-memory and the stock twin show no
 # difference (docs/coldstart.md, "The cyclic GC during init").
@@ -172,7 +195,7 @@ def from_environ(environ):
         metrics=_flag(environ, "AWS_PYTHON_KEEPALIVE_METRICS"),
         metrics_namespace=_namespace(environ, "AWS_PYTHON_KEEPALIVE_METRICS_NAMESPACE"),
         prepared=_flag(environ, "AWS_PYTHON_KEEPALIVE_PREPARED", default=True),
-        tls_resume=_flag(environ, "AWS_PYTHON_KEEPALIVE_TLS_RESUME", default=TLS_RESUME),
+        tls_resume=_flag(environ, "AWS_PYTHON_KEEPALIVE_TLS_RESUME", default=tls_resume_by_default()),
         gc_init=_flag(environ, "AWS_PYTHON_KEEPALIVE_GC_INIT", default=GC_INIT),
     )
 

@@ -59,6 +59,17 @@ def test_the_switch_raises_the_threshold_until_the_first_client_only_when_asked(
     assert base == activated == imported == after and frozen == 0
 
 
+def test_a_first_client_that_raises_still_ends_the_init_setting():
+    """The first client creation raising (an unknown service) puts the thresholds back all the same."""
+    script = ("base = list(gc.get_threshold())\nimport aws_keepalive\naws_keepalive.activate('pth')\n"
+              "import boto3, botocore.exceptions\nraised = list(gc.get_threshold())\n"
+              "try:\n    boto3.client('no-such-service', endpoint_url='http://127.0.0.1:9')\n"
+              "except botocore.exceptions.UnknownServiceError:\n    pass\n"
+              "print(json.dumps([base, raised, list(gc.get_threshold())]))\n")
+    ((base, raised, after),), _ = run(script, {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_GC_INIT": "1"})
+    assert raised[0] == 100000 and after == base
+
+
 def test_a_bad_value_warns_once_and_keeps_the_default():
     """AWS_PYTHON_KEEPALIVE_GC_INIT=maybe: one warning naming the variable; the default (off) applies."""
     ((base, after),), stderr = run(

@@ -391,8 +391,9 @@ def test_tls_connection_gets_options_and_is_replaced_after_max_idle(run_function
             response = client.put_item(TableName="table", Item={"pk": {"S": "2"}})
             return {"options": options, "retries": response["ResponseMetadata"]["RetryAttempts"]}
     """
+    # TLS_RESUME=1: off by default where SSLSocket.session leaks (settings.session_getter_leaks).
     env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1",
-               AWS_CA_BUNDLE=tls_server.ca_bundle)
+               AWS_PYTHON_KEEPALIVE_TLS_RESUME="1", AWS_CA_BUNDLE=tls_server.ca_bundle)
     run = run_function(source, env=env, event={"url": tls_server.url})
     assert run.returncode == 0, run
     assert [(o["SO_KEEPALIVE"], o["TCP_KEEPIDLE"]) for o in run.result["options"]] == [(1, 60)]

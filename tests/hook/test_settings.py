@@ -123,16 +123,39 @@ def test_opt_outs_on_by_default_and_switched_off(variable, attribute, value, exp
     environ = {"AWS_PYTHON_KEEPALIVE": "1"}
     if value is not None:
         environ[variable] = value
+    elif attribute == "tls_resume":
+        expected = settings.tls_resume_by_default()  # off where the session getter leaks
     assert getattr(settings.from_environ(environ), attribute) is expected
+
+
+def test_session_getter_leaks_on_the_interpreters_of_gh_116810():
+    """CPython 3.10-3.12.7 and 3.13.0 leak each SSLSocket.session read; 3.9, 3.12.8+, 3.13.1+,
+    3.14 and other implementations do not."""
+    leaks = settings.session_getter_leaks
+    assert [leaks(v, "cpython") for v in ((3, 10, 0), (3, 11, 9), (3, 12, 1), (3, 12, 7), (3, 13, 0))] == [True] * 5
+    assert [leaks(v, "cpython") for v in ((3, 9, 20), (3, 12, 8), (3, 13, 1), (3, 14, 3))] == [False] * 4
+    assert leaks((3, 12, 1), "pypy") is False
+
+
+def test_tls_resume_off_by_default_where_the_session_getter_leaks(monkeypatch):
+    """On an interpreter whose SSLSocket.session leaks (RSS +30 KB per connection, for ever, in a
+    long-lived process), resumption is off unless the function sets AWS_PYTHON_KEEPALIVE_TLS_RESUME=1."""
+    monkeypatch.setattr(settings, "session_getter_leaks", lambda version_info, implementation: True)
+    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"}).tls_resume is False
+    explicit = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_TLS_RESUME": "1"}
+    assert settings.from_environ(explicit).tls_resume is True
+    monkeypatch.setattr(settings, "session_getter_leaks", lambda version_info, implementation: False)
+    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"}).tls_resume is True
 
 
 @pytest.mark.parametrize("variable,attribute", OPT_OUTS)
 def test_invalid_opt_out_value_warns_and_stays_on(variable, attribute, capsys):
     """An opt-out variable with an unknown value warns, naming it, and keeps its default (on)."""
     config = settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1", variable: "maybe"})
-    assert getattr(config, attribute) is True
+    default = settings.tls_resume_by_default() if attribute == "tls_resume" else True
+    assert getattr(config, attribute) is default
     err = capsys.readouterr().err
-    assert "%s='maybe'" % variable in err and "using on" in err
+    assert "%s='maybe'" % variable in err and "using %s" % ("on" if default else "off") in err
 
 
 def test_other_variables_ignored_when_off(capsys):

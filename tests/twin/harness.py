@@ -118,7 +118,10 @@ class Run:
         params = {"urls": self.urls, "proxies": {label: proxy.url for label, proxy in self.proxies.items()},
                   "bundle": pki.bundle, "dir": self.dir, "expiry_s": EXPIRY_S}
         params.update(case.params(self) if case.params else {})
-        env = dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=SWITCH[side], AWS_PYTHON_KEEPALIVE_DEBUG="1")
+        # TLS_RESUME=1: resumption is off by default on interpreters whose SSLSocket.session leaks
+        # (settings.session_getter_leaks, CPython 3.12.1 here); the twin checks it wherever it runs.
+        env = dict(BASE_ENV, AWS_PYTHON_KEEPALIVE=SWITCH[side], AWS_PYTHON_KEEPALIVE_DEBUG="1",
+                   AWS_PYTHON_KEEPALIVE_TLS_RESUME="1")
         env.update({key: value.format(**params) if isinstance(value, str) else value
                     for key, value in case.env.items()})
         command = [sites.python, os.path.join(sites.runtime, "twin_bootstrap.py"), sites.opt[case.flavor, side],
