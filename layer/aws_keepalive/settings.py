@@ -33,9 +33,18 @@ KEEPIDLE_S = 60
 KEEPINTVL_S = 10
 KEEPCNT = 3
 MAX_IDLE_S = 300
-# TLS session resumption for new connections (resume.py); the default the lab's numbers justify
-# (docs/trust.md, bench/tls_resume.py).
+# TLS session resumption for new connections (resume.py).  TLS_RESUME is what a Settings built
+# directly means (the tests' and benchmarks' "resumption on"); a function gets it only by asking:
+# AWS_PYTHON_KEEPALIVE_TLS_RESUME=1.  Why opt-in (issue 34's rule: an optimization stays on by
+# default only while the stock twin shows no difference from stock): resumption's differences
+# cannot be removed.  A pre-shared key goes on the wire where stock sends none (one ticket per host,
+# so a passive observer can link the connections: RFC 8446 appendix C.4); behind a middlebox that
+# drops PSK ClientHellos one connection per host and pool waits out its connect timeout before the
+# layer stops offering (tests/twin/test_middleboxes.py, docs/trust.md); and on the CPython releases
+# of session_getter_leaks every session read stays in memory for the process's life.  What it
+# saves is about a fifth of a replacement handshake's client CPU (make bench-tls-resume).
 TLS_RESUME = True
+TLS_RESUME_BY_DEFAULT = False
 
 
 def session_getter_leaks(version_info, implementation):
@@ -54,11 +63,11 @@ def session_getter_leaks(version_info, implementation):
 
 
 def tls_resume_by_default():
-    """TLS_RESUME where reading a session does not leak it; off on the interpreters where it does
-    (a function's own AWS_PYTHON_KEEPALIVE_TLS_RESUME=1 still wins)."""
+    """Resumption when the function does not say: off (TLS_RESUME_BY_DEFAULT), and never by default
+    where reading a session leaks it.  A function's own AWS_PYTHON_KEEPALIVE_TLS_RESUME=1 wins."""
     import sys  # always loaded: no import cost
 
-    return TLS_RESUME and not session_getter_leaks(sys.version_info, sys.implementation.name)
+    return TLS_RESUME_BY_DEFAULT and not session_getter_leaks(sys.version_info, sys.implementation.name)
 # The cyclic GC during init (gcinit.py): a raised young threshold until the first client, then the
 # init's objects frozen.  Off by default until make soak-memory and the stock twin show no
 # difference (docs/coldstart.md, "The cyclic GC during init").

@@ -391,7 +391,7 @@ def test_tls_connection_gets_options_and_is_replaced_after_max_idle(run_function
             response = client.put_item(TableName="table", Item={"pk": {"S": "2"}})
             return {"options": options, "retries": response["ResponseMetadata"]["RetryAttempts"]}
     """
-    # TLS_RESUME=1: off by default where SSLSocket.session leaks (settings.session_getter_leaks).
+    # TLS_RESUME=1: resumption is opt-in (settings.TLS_RESUME_BY_DEFAULT).
     env = dict(ON, AWS_PYTHON_KEEPALIVE_MAX_IDLE="1", AWS_PYTHON_KEEPALIVE_DEBUG="1",
                AWS_PYTHON_KEEPALIVE_TLS_RESUME="1", AWS_CA_BUNDLE=tls_server.ca_bundle)
     run = run_function(source, env=env, event={"url": tls_server.url})
@@ -401,7 +401,7 @@ def test_tls_connection_gets_options_and_is_replaced_after_max_idle(run_function
     assert (tls_server.connections, tls_server.requests) == (2, 2)
     reasons = [line for line in run.layer_lines if "new connection" in line]
     assert len(reasons) == 2 and "(first use)" in reasons[0] and "(max idle)" in reasons[1]
-    # The replacement resumes the first connection's TLS session (resume.py, on by default).
+    # The replacement resumes the first connection's TLS session (resume.py, switched on above).
     assert reasons[0].endswith("ms (TCP + TLS, full TLS handshake)"), run.stderr
     assert reasons[1].endswith("ms (TCP + TLS, TLS session resumed)"), run.stderr
 

@@ -110,7 +110,7 @@ def test_invalid_debug_value_warns_and_stays_off(capsys):
     assert "AWS_PYTHON_KEEPALIVE_DEBUG='verbose'" in capsys.readouterr().err
 
 
-# Parts that are on with the layer and have their own opt-out: trust.py, prepared.py, resume.py.
+# Parts with their own switch: trust.py and prepared.py (on with the layer), resume.py (opt-in).
 OPT_OUTS = [("AWS_PYTHON_KEEPALIVE_TRUST_ONCE", "trust_once"), ("AWS_PYTHON_KEEPALIVE_PREPARED", "prepared"),
             ("AWS_PYTHON_KEEPALIVE_TLS_RESUME", "tls_resume")]
 
@@ -137,15 +137,16 @@ def test_session_getter_leaks_on_the_interpreters_of_gh_116810():
     assert leaks((3, 12, 1), "pypy") is False
 
 
-def test_tls_resume_off_by_default_where_the_session_getter_leaks(monkeypatch):
-    """On an interpreter whose SSLSocket.session leaks (RSS +30 KB per connection, for ever, in a
-    long-lived process), resumption is off unless the function sets AWS_PYTHON_KEEPALIVE_TLS_RESUME=1."""
-    monkeypatch.setattr(settings, "session_getter_leaks", lambda version_info, implementation: True)
+@pytest.mark.parametrize("leaks", [True, False])
+def test_tls_resume_is_opt_in_on_every_interpreter(monkeypatch, leaks):
+    """Resumption is off unless the function sets AWS_PYTHON_KEEPALIVE_TLS_RESUME=1, whether or not
+    the interpreter's SSLSocket.session leaks (the twin shows differences from stock it cannot
+    remove: a PSK on the wire, a connect timeout behind a PSK-dropping middlebox); =1 always wins."""
+    monkeypatch.setattr(settings, "session_getter_leaks", lambda version_info, implementation: leaks)
+    assert settings.tls_resume_by_default() is False
     assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"}).tls_resume is False
     explicit = {"AWS_PYTHON_KEEPALIVE": "1", "AWS_PYTHON_KEEPALIVE_TLS_RESUME": "1"}
     assert settings.from_environ(explicit).tls_resume is True
-    monkeypatch.setattr(settings, "session_getter_leaks", lambda version_info, implementation: False)
-    assert settings.from_environ({"AWS_PYTHON_KEEPALIVE": "1"}).tls_resume is True
 
 
 @pytest.mark.parametrize("variable,attribute", OPT_OUTS)

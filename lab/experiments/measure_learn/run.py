@@ -68,8 +68,8 @@ def function_env() -> dict:
     meets the NAT's reset before the request does), max idle 8 s, debug lines and metrics."""
     env = keepalive_env(idle=1, interval=30, count=3, max_idle=MAX_IDLE_S, debug=True)
     env["AWS_PYTHON_KEEPALIVE_METRICS"] = "1"
-    # TLS resumption on wherever this runs (off by default on interpreters whose SSLSocket.session
-    # leaks, settings.session_getter_leaks): tests/lab/test_e2e_learn.py counts TlsResumed/TlsNotResumed.
+    # TLS resumption on (opt-in, settings.TLS_RESUME_BY_DEFAULT): tests/lab/test_e2e_learn.py counts
+    # TlsResumed/TlsNotResumed.
     env["AWS_PYTHON_KEEPALIVE_TLS_RESUME"] = "1"
     return env
 
