@@ -334,8 +334,13 @@ asyncio.run(main())
 """
 
 
+# CPython 3.10: aiobotocore connections never resume (resume.before_aio_connect: asyncio's wrap_bio
+# runs in a copied context there, so a failed offer could not be seen); the other cases still hold.
+AIO_RESUMES = sys.version_info >= (3, 11)
+
+
 @pytest.mark.parametrize("name,on,expected", [
-    ("aiobotocore-3.10.0", True, [False, True, True]),
+    ("aiobotocore-3.10.0", True, [False, AIO_RESUMES, AIO_RESUMES]),
     ("aiobotocore-3.10.0", False, [False, False, False]),
 ] + ([
     # aiohttp 3.9.5's aiobotocore 2.26 context checks no hostname in OpenSSL (check_hostname off):
@@ -405,7 +410,7 @@ def test_aiobotocore_behind_a_middlebox_resetting_psk_hellos_offers_once(tmp_pat
                                 addresses=1, calls=6)
     assert runs[0] == {"outcomes": ["ok"] * 6, "hellos": [[False] * 6]}
     assert runs[1]["outcomes"] == runs[0]["outcomes"]
-    assert sorted(runs[1]["hellos"][0]) == [False] * 6 + [True]
+    assert sorted(runs[1]["hellos"][0]) == [False] * 6 + [True] * AIO_RESUMES
 
 
 @pytest.mark.parametrize("action", ["drop", "reset"])
@@ -423,7 +428,7 @@ def test_aiobotocore_to_a_two_address_host_behind_a_psk_refusing_middlebox_offer
     assert runs[0]["outcomes"] == ["ok"] * 12
     assert sorted(runs[0]["hellos"][0] + runs[0]["hellos"][1]) == [False] * 12
     assert runs[1]["outcomes"] == runs[0]["outcomes"]
-    assert sum(hellos.count(True) for hellos in runs[1]["hellos"]) == 1, runs[1]
+    assert sum(hellos.count(True) for hellos in runs[1]["hellos"]) == int(AIO_RESUMES), runs[1]
 
 
 @pytest.mark.parametrize("step", ["key_of", "_keep", "_connected"])
