@@ -366,6 +366,17 @@ def gc_churn(params):
     else:
         gc.freeze()
     before = status_kb("VmRSS")
+    outcomes = churn_clients(params, shared)
+    if params["gc"] != "disabled":
+        gc.collect()  # frozen: whatever the collector can free is freed, in both twins
+    growth = status_kb("VmRSS") - before
+    alive = sum(1 for thing in gc.get_objects() if isinstance(thing, ssl.SSLContext))
+    return {"churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
+
+
+def churn_clients(params, shared):
+    """``params["clients"]`` clients of the churn endpoint made in ``shared``, each called twice and
+    dropped: the calls' outcomes counted ({outcome: count})."""
     outcomes = {}
     for _ in range(params["clients"]):
         made = client(params["urls"]["churn"], verify=params["bundle"], session=shared)
@@ -373,11 +384,7 @@ def gc_churn(params):
             outcome = attempt(made.list_tables)[0]
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         del made
-    if params["gc"] != "disabled":
-        gc.collect()  # frozen: whatever the collector can free is freed, in both twins
-    growth = status_kb("VmRSS") - before
-    alive = sum(1 for thing in gc.get_objects() if isinstance(thing, ssl.SSLContext))
-    return {"churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
+    return outcomes
 
 
 @scenario
@@ -400,13 +407,7 @@ def gc_init(params):
     first["threshold"] = list(gc.get_threshold())
     first["enabled"] = gc.isenabled()
     before = status_kb("VmRSS")
-    outcomes = {}
-    for _ in range(params["clients"]):
-        made = client(params["urls"]["churn"], verify=params["bundle"], session=shared)
-        for _ in range(2):
-            outcome = attempt(made.list_tables)[0]
-            outcomes[outcome] = outcomes.get(outcome, 0) + 1
-        del made
+    outcomes = churn_clients(params, shared)
     if gc.isenabled():
         gc.collect()
     growth = status_kb("VmRSS") - before
