@@ -408,9 +408,13 @@ def test_aiobotocore_behind_a_middlebox_resetting_psk_hellos_offers_once(tmp_pat
         runs = stock_then_layer(resume_scenarios.AIO_MIDDLEBOX_SCRIPT, aio=aiobotocore_folder(),
                                 bundle=bundle, target=server.server_address, action="reset",
                                 addresses=1, calls=6)
-    assert runs[0] == {"outcomes": ["ok"] * 6, "hellos": [[False] * 6]}
+    # Plain hellos: at least one per connection (a connect past its timeout on a busy machine is
+    # retried, stock's too); PSK hellos: none from stock, one from the layer where it resumes.
+    assert runs[0]["outcomes"] == ["ok"] * 6
+    assert True not in runs[0]["hellos"][0] and len(runs[0]["hellos"][0]) >= 6
     assert runs[1]["outcomes"] == runs[0]["outcomes"]
-    assert sorted(runs[1]["hellos"][0]) == [False] * 6 + [True] * AIO_RESUMES
+    assert runs[1]["hellos"][0].count(True) == AIO_RESUMES, runs[1]
+    assert runs[1]["hellos"][0].count(False) >= 6, runs[1]
 
 
 @pytest.mark.parametrize("action", ["drop", "reset"])
@@ -426,7 +430,8 @@ def test_aiobotocore_to_a_two_address_host_behind_a_psk_refusing_middlebox_offer
                                 bundle=bundle, target=server.server_address, action=action,
                                 addresses=2, calls=12)
     assert runs[0]["outcomes"] == ["ok"] * 12
-    assert sorted(runs[0]["hellos"][0] + runs[0]["hellos"][1]) == [False] * 12
+    stock_hellos = runs[0]["hellos"][0] + runs[0]["hellos"][1]
+    assert True not in stock_hellos and len(stock_hellos) >= 12
     assert runs[1]["outcomes"] == runs[0]["outcomes"]
     assert sum(hellos.count(True) for hellos in runs[1]["hellos"]) == int(AIO_RESUMES), runs[1]
 
@@ -664,8 +669,11 @@ def test_a_middlebox_refusing_psk_hellos_costs_one_failed_offer(layer, tmp_path,
                 ddb = client("https://localhost:%d" % middlebox.address[1], bundle, config)
                 assert outcomes_of(ddb, 12) == ["ok"] * 12
                 hellos.append(list(middlebox.hellos))
-    assert hellos[0] == [False] * 12  # stock: no PSK
-    assert hellos[1].count(True) == 1 and hellos[1].count(False) == 12
+    # Stock offers no PSK. The layer offers one, once: a plain hello per connection besides (a
+    # connect that outlasts the timeout on a loaded machine is retried, by stock too, with one
+    # plain hello more: the counts of plain hellos are at least, not exactly, one per connection).
+    assert True not in hellos[0] and len(hellos[0]) >= 12
+    assert hellos[1].count(True) == 1 and hellos[1].count(False) >= 12, hellos[1]
     assert server.tls_resumed == [False] * 24
 
 
@@ -694,7 +702,7 @@ def test_threads_connecting_at_once_behind_a_psk_dropping_middlebox_offer_once(l
     connect as stock; 17 calls send one PSK hello in all (main at 6bd5fa1: 8 at once, each a
     connect timeout -- 60 s at botocore's default)."""
     server, bundle = tls_server(tmp_path, "a")
-    config = Config(connect_timeout=0.5, max_pool_connections=8,
+    config = Config(connect_timeout=1, max_pool_connections=8,
                     retries={"max_attempts": 3, "mode": "standard"})
     hellos = []
     with server:
@@ -706,8 +714,10 @@ def test_threads_connecting_at_once_behind_a_psk_dropping_middlebox_offer_once(l
                 outcomes = outcomes_of(ddb, 1) + calls_at_once(ddb, 8) + calls_at_once(ddb, 8)
                 assert outcomes == ["ok"] * 17
                 hellos.append(list(middlebox.hellos))
-    assert hellos[0] == [False] * 17
-    assert hellos[1].count(True) == 1 and hellos[1].count(False) == 17, hellos[1]
+    # As above: plain hellos at least one per call (CI at bf9fd37, CPython 3.14, the machine busy:
+    # stock's 8 connects at once, one past its 0.5 s timeout and retried, sent 18 for 17 calls).
+    assert True not in hellos[0] and len(hellos[0]) >= 17
+    assert hellos[1].count(True) == 1 and hellos[1].count(False) >= 17, hellos[1]
 
 
 def test_threads_connecting_at_once_all_resume_once_the_key_resumed(layer, tmp_path):
