@@ -412,8 +412,14 @@ def gc_init(params):
         gc.collect()
     growth = status_kb("VmRSS") - before
     alive = sum(1 for thing in gc.get_objects() if isinstance(thing, ssl.SSLContext))
+    # What introspection sees of the init (checked by a case of its own, test_gc.py): the session
+    # made before the first client, among gc.get_objects() (what objgraph, pympler and leak hunts
+    # walk) -- gc.freeze() moves it out of every generation that call lists.  (The churn's
+    # contexts are made after the first client: its count above is not affected.)
+    seen = any(thing is shared for thing in gc.get_objects())
     return {"first": first,
-            "churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth}}
+            "churn": {"calls": outcomes, "contexts_alive": alive, "_rss_growth_kb": growth},
+            "introspection": {"init_session_in_gc_get_objects": seen}}
 
 
 # --- models axis ------------------------------------------------------------------------------

@@ -27,6 +27,11 @@ GC_INIT = {
 }
 CASES.update(GC_INIT)
 
+# Why AWS_PYTHON_KEEPALIVE_GC_INIT stays opt-in (issue 36: on by default only while the soak and the
+# twin show no difference): the soak shows none since TLS resumption went opt-in, but gc.freeze()
+# hides the init's objects from gc.get_objects() and gc.get_referrers(), which stock's never are.
+# Read from gc_init_none's runs (the same pair), beside its checks.
+
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_gc_as_stock(twin, case):
@@ -34,3 +39,13 @@ def test_gc_as_stock(twin, case):
     than stock's (item 3's cycle kept 31 more), and RSS growth within 3 MB of stock's; with
     GC_INIT on, also the thresholds and the collector's state after the first client as stock's."""
     assert_same_as_stock(CASES[case], twin)
+
+
+@pytest.mark.parametrize("case", ["gc_init_none"])
+def test_gc_init_hides_the_init_from_gc_introspection(twin, case):
+    """GC_INIT's one difference, the reason it is opt-in: the session made before the first client
+    is in stock's gc.get_objects() and not in the layer's (frozen); were it ever equal, the switch
+    could be reconsidered for the default."""
+    seen = {side: (twin[side].result or {}).get("checks", {}).get("introspection") for side in ("stock", "layer")}
+    assert seen == {"stock": {"init_session_in_gc_get_objects": True},
+                    "layer": {"init_session_in_gc_get_objects": False}}, seen
