@@ -661,3 +661,21 @@ def loader_after_import(params):
     client(params["urls"]["after"], verify=params["bundle"], service="lambda")
     results["after"]["counts"] = dict(counts2)
     return results
+
+
+# --- the harness itself -----------------------------------------------------------------------
+
+
+@scenario
+def hang(params):
+    """Never returns in time: a forked child (holding this interpreter's stdout and stderr) and this
+    interpreter sleep past the case's timeout; the child's pid goes to ``params["pid_file"]``.
+    The harness's own test (test_harness.py): a timed-out twin is stopped with its children."""
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(params["sleep_s"])
+        os._exit(0)
+    with open(params["pid_file"], "w") as pid_file:
+        pid_file.write(str(pid))
+    time.sleep(params["sleep_s"])
+    return {}

@@ -44,6 +44,7 @@ import collections
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -127,14 +128,17 @@ class Run:
         command = [sites.python, os.path.join(sites.runtime, "twin_bootstrap.py"), sites.opt[case.flavor, side],
                    sites.task[case.task], case.scenario, json.dumps(params)]
         self.started = time.monotonic()
+        # A process group of its own: a scenario's children (fork, spawn, a pool's workers) are
+        # stopped with it on a timeout -- one left alive would hold the pipes open, and
+        # communicate() would wait for it.
         self.process = subprocess.Popen(command, env=env, cwd=self.dir, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
+                                        stderr=subprocess.PIPE, text=True, start_new_session=True)
 
     def finish(self):
         try:
             stdout, stderr = self.process.communicate(timeout=self.case.timeout_s)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            os.killpg(self.process.pid, signal.SIGKILL)  # the group's id is the interpreter's pid
             stdout, stderr = self.process.communicate()
         self.wall_s = time.monotonic() - self.started
         self.stderr = stderr
