@@ -147,12 +147,9 @@ def client_cert_changed(pool):
     where stock's object reloads its file; without this it presented the old certificate for as
     long as the pool made no new connection object (review of issue 31: every later send)."""
     context = getattr(pool, "conn_kw", {}).get("ssl_context")
-    loaded = getattr(context, CLIENT_CERT, None)
-    if loaded is None:
-        return
-    cert_file, key_file, identities = loaded
-    now = (file_identity(cert_file), file_identity(key_file) if key_file else None)
-    if now != identities:
+    changed = _files_changed(context)
+    if changed is not None:
+        cert_file, key_file, now = changed
         pool.key_file = key_file
         pool.cert_file = cert_file
         # And to the connection objects idle in the pool (made before, ``cert_file`` None): each
@@ -167,6 +164,17 @@ def client_cert_changed(pool):
         # tried again at the next send (the identities are recorded only once it loaded).
         context.load_cert_chain(cert_file, key_file)
         setattr(context, CLIENT_CERT, (cert_file, key_file, now))
+
+
+def _files_changed(context):
+    """(cert_file, key_file, their identities now) when the client certificate files loaded once
+    into ``context`` changed on disk since; None when they did not, or none was loaded."""
+    loaded = getattr(context, CLIENT_CERT, None)
+    if loaded is None:
+        return None
+    cert_file, key_file, identities = loaded
+    now = (file_identity(cert_file), file_identity(key_file) if key_file else None)
+    return None if now == identities else (cert_file, key_file, now)
 
 
 def _give_files_to_idle_connections(pool, cert_file, key_file):
@@ -190,12 +198,9 @@ def give_changed_files(conn):
     connect wrapper (one wrapper per method: wrap() leaves a method already ours alone)."""
     if getattr(conn, "cert_file", None) is not None:
         return
-    loaded = getattr(getattr(conn, "ssl_context", None), CLIENT_CERT, None)
-    if loaded is None:
-        return
-    cert_file, key_file, identities = loaded
-    if (file_identity(cert_file), file_identity(key_file) if key_file else None) != identities:
-        conn.cert_file, conn.key_file = cert_file, key_file
+    changed = _files_changed(getattr(conn, "ssl_context", None))
+    if changed is not None:
+        conn.cert_file, conn.key_file = changed[:2]
 
 
 def _make_setup_ssl_cert(original):
