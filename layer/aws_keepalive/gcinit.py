@@ -29,8 +29,8 @@ User settings win: a function that set its own thresholds (or called ``gc.disabl
 first client keeps them: ``end`` restores nothing and freezes nothing when the thresholds are not
 the ones ``begin`` set, freezes nothing when the collector is off (its own threshold goes back),
 and ``begin`` does nothing when the collector is off at activation or its young threshold is
-already at least ``INIT_THRESHOLD``.  A function that never creates a client keeps the raised young threshold (its
-collections run less often, as above; nothing is frozen).
+already at least ``INIT_THRESHOLD``.  A function that never creates a client keeps the raised young
+threshold (its collections run less often, as above; nothing is frozen).
 
 Runs at interpreter startup: imports only ``gc`` (built in).
 """

@@ -42,7 +42,8 @@ MAX_IDLE_S = 300
 # drops PSK ClientHellos one connection per host and pool waits out its connect timeout before the
 # layer stops offering (tests/twin/test_middleboxes.py, docs/trust.md); and on the CPython releases
 # of session_getter_leaks every session read stays in memory for the process's life.  What it
-# saves is about a fifth of a replacement handshake's client CPU (make bench-tls-resume).
+# saves is at most a fifth of a replacement handshake's client CPU, less with the session read it
+# needs (make bench-tls-resume: about nothing at 128 MB's share).
 TLS_RESUME = True
 TLS_RESUME_BY_DEFAULT = False
 
@@ -145,7 +146,7 @@ class Settings:
         self.prepared = prepared
         # A new TLS connection resumes the session of an earlier verified one of the same client,
         # host and verify settings (resume.py): the replacement handshake after a freeze skips
-        # the certificate chain.  On by default: docs/trust.md has the measurements.
+        # the certificate chain.  Opt-in for a function (TLS_RESUME_BY_DEFAULT above says why).
         self.tls_resume = tls_resume
         # Fewer cyclic GC runs during init, then the init's objects frozen (gcinit.py).
         self.gc_init = gc_init

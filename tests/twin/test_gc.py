@@ -27,11 +27,6 @@ GC_INIT = {
 }
 CASES.update(GC_INIT)
 
-# Why AWS_PYTHON_KEEPALIVE_GC_INIT stays opt-in (issue 36: on by default only while the soak and the
-# twin show no difference): the soak shows none since TLS resumption went opt-in, but gc.freeze()
-# hides the init's objects from gc.get_objects() and gc.get_referrers(), which stock's never are.
-# Read from gc_init_none's runs (the same pair), beside its checks.
-
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_gc_as_stock(twin, case):
@@ -41,6 +36,10 @@ def test_gc_as_stock(twin, case):
     assert_same_as_stock(CASES[case], twin)
 
 
+# Why AWS_PYTHON_KEEPALIVE_GC_INIT stays opt-in (issue 36: on by default only while the soak and the
+# twin show no difference): the soak shows none since TLS resumption went opt-in, but gc.freeze()
+# hides the init's objects from gc.get_objects() and gc.get_referrers(), which stock's never are.
+# Read from gc_init_none's runs (the same pair), beside its checks.
 @pytest.mark.parametrize("case", ["gc_init_none"])
 def test_gc_init_hides_the_init_from_gc_introspection(twin, case):
     """GC_INIT's one difference, the reason it is opt-in: the session made before the first client
