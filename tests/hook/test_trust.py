@@ -140,7 +140,12 @@ def test_hostname_mismatch_is_still_rejected(trust_once, tmp_path):
     with TlsServer(tmp_path, "a") as tls:
         good = client(tls.server.url, tls.ca_bundle)
         good.list_tables()
-        by_ip = client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle)
+        # One attempt per call: each refused handshake is what is checked, not botocore's retry of
+        # it (CI at 3267d3c, CPython 3.13, six suites at once: the retried handshake of a refused
+        # call ended in a reset -- ConnectionClosedError -- instead of the refusal; cause not
+        # found, not reproduced in 13 runs under load; the same retry in stock would meet it).
+        by_ip = client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle,
+                       retries={"total_max_attempts": 1, "mode": "standard"})
         for _ in range(2):
             with pytest.raises(SSLError):
                 by_ip.list_tables()
@@ -963,7 +968,12 @@ def test_known_bundle_rejects_a_hostname_mismatch(trust_once, known, tmp_path):
     with TlsServer(tmp_path, "a") as tls:
         known(tls.ca_bundle)
         client(tls.server.url, tls.ca_bundle).list_tables()
-        by_ip = client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle)
+        # One attempt per call: each refused handshake is what is checked, not botocore's retry of
+        # it (CI at 3267d3c, CPython 3.13, six suites at once: the retried handshake of a refused
+        # call ended in a reset -- ConnectionClosedError -- instead of the refusal; cause not
+        # found, not reproduced in 13 runs under load; the same retry in stock would meet it).
+        by_ip = client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle,
+                       retries={"total_max_attempts": 1, "mode": "standard"})
         for _ in range(2):
             with pytest.raises(SSLError):
                 by_ip.list_tables()
