@@ -50,11 +50,19 @@ LEVERS = {
     "docs modules (boto3 + botocore)": ["boto3/0002-lazy-docs-modules.patch", "botocore/0001-lazy-docs-modules.patch"],
     "dateutil.parser (botocore)": ["botocore/0002-lazy-dateutil-parser.patch"],
     "importlib.metadata (urllib3 http2)": ["urllib3/0001-lazy-importlib-metadata-in-http2.patch"],
+    "IPv6 patterns (urllib3)": ["urllib3/0002-ipv6-patterns-at-first-use.patch"],
+    "stdlib imports + IPv6 pattern (botocore)": [
+        "botocore/0003-lazy-ipv6-pattern-and-stdlib-imports.patch"],
 }
 
-# The modules each lever keeps out of the first client, as a function that uses them imports them.
+# What each lever keeps out of the first client, as a function that uses it imports it: modules, or
+# "module:attribute" for a pattern compiled at its first use (reading the attribute compiles it).
 DEFERRED = [("s3transfer", ["boto3.s3.transfer"]), ("docs modules", ["botocore.docs.service", "boto3.docs.service"]),
-            ("dateutil.parser", ["dateutil.parser"]), ("importlib.metadata", ["importlib.metadata"])]
+            ("dateutil.parser", ["dateutil.parser"]), ("importlib.metadata", ["importlib.metadata"]),
+            ("IPv6 patterns", ["urllib3.util.url:_IPV6_RE", "urllib3.util.url:_IPV6_ADDRZ_RE",
+                               "urllib3.util.url:_BRACELESS_IPV6_ADDRZ_RE", "urllib3.util.url:_HOST_PORT_RE"]),
+            ("stdlib imports + IPv6 pattern", ["botocore.compat:IPV6_ADDRZ_RE", "configparser", "pathlib",
+                                               "concurrent.futures"])]
 
 HANDLER = '''
 import json, os, resource, sys, time
@@ -79,7 +87,10 @@ _deferred = {}
 for _group, _names in DEFERRED:
     _before = time.process_time()
     for _name in _names:
-        __import__(_name)
+        _module, _, _attribute = _name.partition(":")
+        _module = __import__(_module, fromlist=["_"])
+        if _attribute:
+            getattr(_module, _attribute)
     _deferred[_group] = (time.process_time() - _before) * 1e3
 with open(os.environ["SDK_PATCHES_OUT"], "w") as _out:
     json.dump({"import_ms": (_imported - _start) * 1e3, "client_ms": (_client - _imported) * 1e3,
@@ -108,7 +119,8 @@ def build_variant(uv, python, base, patch_ids, dest):
     target = os.path.join(dest, "python")
     shutil.copytree(base, target, symlinks=True)
     by_id = {"%s/%s" % (patch["distribution"], patch["name"]): patch for patch in sdk_patches.load()}
-    sdk_patches.apply_all(target, [by_id[patch_id] for patch_id in patch_ids])
+    # At an offset: a lever alone, or all but one, lacks patches made before it to the same file.
+    sdk_patches.apply_all(target, [by_id[patch_id] for patch_id in patch_ids], allow_offset=True)
     subprocess.run([python, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", target],
                    check=True, env={"PATH": BASE_ENV["PATH"], "PYTHONHASHSEED": "0"})
     return dest

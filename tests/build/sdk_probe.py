@@ -20,8 +20,19 @@ import re
 import sys
 import tempfile
 
-LAZY = ("s3transfer", "multiprocessing", "concurrent.futures.thread", "importlib.metadata", "botocore.docs.method",
-        "boto3.docs.action", "dateutil.parser")
+LAZY = ("s3transfer", "multiprocessing", "concurrent.futures", "concurrent.futures.thread", "importlib.metadata",
+        "botocore.docs.method", "boto3.docs.action", "dateutil.parser", "configparser", "pathlib")
+# The IPv6 patterns the patches compile at their first use: (module, attribute).
+DEFERRED_PATTERNS = (("urllib3.util.url", "_IPV6_RE"), ("urllib3.util.url", "_IPV6_ADDRZ_RE"),
+                     ("urllib3.util.url", "_BRACELESS_IPV6_ADDRZ_RE"), ("urllib3.util.url", "_HOST_PORT_RE"),
+                     ("botocore.compat", "IPV6_ADDRZ_RE"))
+# Hosts for the host-parsing comparison: names, IPv4, IPv6 with and without brackets, zone IDs, ports,
+# and malformed ones (the patterns' first-use checks must give stock's answer for each).
+HOSTS = ("localhost", "dynamodb.us-east-1.amazonaws.com", "EXAMPLE.com.", "127.0.0.1", "0x7f.1", "1.2.3.4:80",
+         "[::1]", "::1", "[::1]:8000", "[::1]:", "[::1]:99999", "[::1%25eth0]", "::1%eth0", "[fe80::1%en0]",
+         "[2001:db8::1]", "2001:db8::1", "[2001:db8::1]x", "[::ffff:1.2.3.4]", "::ffff:1.2.3.4",
+         "[1:2:3:4:5:6:7:8]", "[1:2:3:4:5:6:7:8:9]", "[v1.fe]", "[", "]", "[]", "[:]", ":", "a:b", "h:0080",
+         "[::1", "::1]", " [::1]", "[::1]\n", "::1\n", "", "[%25]", "a%41b", "%zz", "bücher.example")
 
 
 def digest(value):
@@ -34,7 +45,11 @@ def main(endpoint):
     import boto3
 
     client = boto3.client("dynamodb", region_name="us-east-1")
-    result = {"imported_at_first_client": sorted(name for name in LAZY if name in sys.modules)}
+    result = {"imported_at_first_client": sorted(name for name in LAZY if name in sys.modules),
+              "compiled_at_first_client": [attribute for module, attribute in DEFERRED_PATTERNS
+                                           if attribute in vars(sys.modules[module])]}
+    result.update(deferred_names(), hosts=host_parsing(), config_file=config_file(),
+                  file_cache=file_cache(), send_errors=send_errors())
     import boto3.compat
 
     result["patched"] = "TransferConfig" not in vars(boto3.compat)
@@ -79,6 +94,117 @@ def main(endpoint):
     if endpoint:
         result["s3 upload"] = upload(s3, config)
     return result
+
+
+def outcome(function, *args):
+    """repr of what ``function(*args)`` returned, or the exception's type and message."""
+    try:
+        return repr(function(*args))
+    except Exception as error:  # noqa: BLE001 (an exception is an outcome to compare)
+        return "%s: %s" % (type(error).__name__, error)
+
+
+def deferred_names():
+    """The module attributes the patches compile or import at their first use, read as a user would."""
+    import importlib
+
+    patterns = [[module, attribute, getattr(importlib.import_module(module), attribute).pattern,
+                 getattr(importlib.import_module(module), attribute).flags]
+                for module, attribute in DEFERRED_PATTERNS]
+    for module in ("botocore.utils", "botocore.httpsession"):
+        patterns.append([module, "IPV6_ADDRZ_RE", importlib.import_module(module).IPV6_ADDRZ_RE.pattern])
+    import botocore.configloader
+    import botocore.httpsession
+    import botocore.utils
+
+    names = [botocore.configloader.configparser.__name__, botocore.utils.Path.__module__ + ".Path",
+             botocore.httpsession.CancelledError.__module__ + "." + botocore.httpsession.CancelledError.__qualname__]
+    return {"deferred patterns": patterns, "deferred names": names}
+
+
+def host_parsing():
+    """urllib3's and botocore's host and URL checks over HOSTS and a seeded sample of IPv6-like strings."""
+    import random
+
+    from botocore import auth, endpoint_provider, httpsession, utils
+    from urllib3.util import ssl_, url
+
+    rng = random.Random(36)
+    hosts = list(HOSTS)
+    for _ in range(300):
+        hosts.append("".join(rng.choice("[]:%.09afAF x/") for _ in range(rng.randint(1, 12))))
+        hosts.append("[%s%s]%s" % (":".join("%x" % rng.randint(0, 65535) for _ in range(rng.randint(1, 9))),
+                                   rng.choice(["", "%25e0", "%e", "%"]), rng.choice(["", ":1", ":"])))
+    library = endpoint_provider.RuleSetStandardLibrary({"partitions": []})
+    lines = []
+    for host in hosts:
+        for scheme in ("http", "https", None):
+            lines.append(outcome(url.parse_url, "%s://%s/p" % (scheme, host) if scheme else host))
+            lines.append(outcome(url._normalize_host, host, scheme))
+        lines.append(outcome(ssl_.is_ipaddress, host))
+        lines.append(outcome(httpsession._is_ipaddress, host))
+        for endpoint_url in ("https://%s/" % host, "http://%s:443" % host):
+            lines += [outcome(check, endpoint_url) for check in (utils.is_valid_ipv6_endpoint_url, utils.is_valid_uri,
+                                                                  auth._host_from_url, library.parse_url)]
+    return [len(lines), sum(line.startswith("True") for line in lines), digest("\n".join(lines))]
+
+
+def config_file():
+    """botocore's config loader on a config file and on a malformed one."""
+    from botocore import configloader
+
+    with tempfile.TemporaryDirectory() as folder:
+        good, bad = os.path.join(folder, "config"), os.path.join(folder, "bad")
+        with open(good, "w") as out:
+            out.write("[default]\nregion = eu-west-1\n[profile p]\ns3 =\n  addressing_style = path\n")
+        with open(bad, "w") as out:
+            out.write("region = x\n")
+        return [outcome(configloader.load_config, good),
+                outcome(configloader.raw_config_parse, bad).replace(folder, "")]
+
+
+def file_cache():
+    """botocore's JSONFileCache: set, read, delete, delete again."""
+    from botocore.utils import JSONFileCache
+
+    with tempfile.TemporaryDirectory() as folder:
+        cache = JSONFileCache(folder)
+        cache["k"] = {"a": 1}
+        read = cache["k"]
+        del cache["k"]
+        return [read, "k" in cache, outcome(cache.__delitem__, "k")]
+
+
+def send_errors():
+    """What URLLib3Session.send raises when urllib3 raises concurrent.futures' CancelledError (let
+    through), another exception (wrapped) and, first, before concurrent.futures is imported."""
+    from botocore.awsrequest import AWSRequest
+    from botocore.httpsession import URLLib3Session
+    from urllib3.connectionpool import HTTPConnectionPool
+
+    raised = []
+    original = HTTPConnectionPool.urlopen
+
+    def urlopen(self, *args, **kwargs):
+        raise raised[0]
+
+    HTTPConnectionPool.urlopen = urlopen
+    try:
+        request = AWSRequest(method="GET", url="http://127.0.0.1:9/").prepare()
+        answers = []
+        raised[:] = [ValueError("v")]
+        answers.append(outcome(URLLib3Session().send, request))
+        from concurrent.futures import CancelledError
+
+        for error in (CancelledError("c"), ValueError("v"), KeyboardInterrupt):
+            raised[:] = [error]
+            try:
+                answers.append(outcome(URLLib3Session().send, request))
+            except BaseException as escaped:  # noqa: BLE001 (what escapes send is the outcome)
+                answers.append("escaped %s" % type(escaped).__name__)
+        return answers
+    finally:
+        HTTPConnectionPool.urlopen = original
 
 
 def upload(s3, config):

@@ -15,8 +15,10 @@ from tools.packaging import patches
 
 PROBE = os.path.join(REPO, "tests", "build", "sdk_probe.py")
 # The modules each patch keeps out of `import boto3` + boto3.client("dynamodb") (stock imports all).
-KEPT_OUT = ["boto3.docs.action", "botocore.docs.method", "concurrent.futures.thread", "dateutil.parser",
-            "importlib.metadata", "multiprocessing", "s3transfer"]
+KEPT_OUT = ["boto3.docs.action", "botocore.docs.method", "concurrent.futures", "concurrent.futures.thread",
+            "configparser", "dateutil.parser", "importlib.metadata", "multiprocessing", "pathlib", "s3transfer"]
+# The IPv6 patterns the patches compile at their first use (stock compiles them at import).
+DEFERRED = ["_IPV6_RE", "_IPV6_ADDRZ_RE", "_BRACELESS_IPV6_ADDRZ_RE", "_HOST_PORT_RE", "IPV6_ADDRZ_RE"]
 
 
 def probe(python_path, endpoint=""):
@@ -39,24 +41,41 @@ def stock_and_patched(opt, moto_endpoint):
 
 def test_patched_sdk_behaves_as_stock(stock_and_patched, moto_endpoint):
     """Docstrings (client, paginator, waiter, resource), both ServiceDocumenters' output, boto3.compat's
-    names, TransferConfig, the S3 transfer methods, timestamp parsing and a threaded multipart S3
-    upload + download (a local moto S3) are the same with the patches as without them."""
+    names, TransferConfig, the S3 transfer methods, timestamp parsing, the module attributes the patches
+    defer (the IPv6 patterns, configparser, Path, CancelledError), a config file's loading, a
+    JSONFileCache's delete, URLLib3Session.send's errors (CancelledError let through, before and after
+    concurrent.futures is imported) and a threaded multipart S3 upload + download (a local moto S3)
+    are the same with the patches as without them."""
     stock, patched = stock_and_patched
     assert not stock["patched"] and patched["patched"]
     stock_upload = probe("", moto_endpoint)["s3 upload"]
     assert patched["s3 upload"] == stock_upload and stock_upload["round trip"] is True
     assert stock_upload["etag"].endswith('-3"')  # three 5 MiB parts: the TransferConfig was used
-    for key in sorted(set(stock) - {"patched", "imported_at_first_client", "s3 upload"}):
+    for key in sorted(set(stock) - {"patched", "imported_at_first_client", "compiled_at_first_client", "hosts",
+                                 "s3 upload"}):
         assert patched[key] == stock[key], key
 
 
 def test_patched_sdk_keeps_the_lazy_modules_out_of_the_first_client(stock_and_patched):
     """`import boto3` + the first DynamoDB client import none of the modules the patches made lazy
-    (s3transfer and multiprocessing, the docs writers, importlib.metadata, dateutil.parser), which
-    stock imports."""
+    (s3transfer and multiprocessing, the docs writers, importlib.metadata, dateutil.parser,
+    configparser, pathlib, concurrent.futures) and compile none of the IPv6 patterns, which stock
+    imports and compiles."""
     stock, patched = stock_and_patched
     assert stock["imported_at_first_client"] == KEPT_OUT
     assert patched["imported_at_first_client"] == []
+    assert stock["compiled_at_first_client"] == DEFERRED
+    assert patched["compiled_at_first_client"] == []
+
+
+def test_patched_sdk_parses_hosts_as_stock(stock_and_patched):
+    """The IPv6 patterns' first-use checks give stock's answer for every host and URL of the probe:
+    urllib3's parse_url, _normalize_host and is_ipaddress, botocore's IPv6 endpoint checks, SigV4's
+    host and the endpoint rules' parseURL (some of them IPv6 literals that match)."""
+    stock, patched = stock_and_patched
+    count, matched, _ = stock["hosts"]
+    assert count > 5000 and matched > 100
+    assert patched["hosts"] == stock["hosts"]
 
 
 def write_tree(root, files):
@@ -143,6 +162,23 @@ def test_a_patch_that_does_not_fit_stops_with_the_line(tmp_path):
     with pytest.raises(patches.PatchError, match=r"pkg/0001-demo.patch: pkg/mod.py: line 2 is 'b = 5\\n'"):
         patches.apply_all(str(tree), one_patch(tmp_path))
     assert (tree / "pkg" / "mod.py").read_text() == "a = 1\nb = 5\nc = 4\n"
+
+
+def test_a_hunk_applies_at_an_offset_only_when_asked(tmp_path):
+    """A hunk whose lines moved (a patch made after another one to the same file, applied without it)
+    is refused by default (the build), and with allow_offset (bench-patches' lever alone) applies
+    where its lines are, nearest its stated line, every line still checked."""
+    tree = tmp_path / "tree"
+    write_tree(tree, {"pkg/mod.py": "x = 0\ny = 0\na = 1\nb = 2\nc = 4\nb = 2\n",
+                      "pkg-1.0.dist-info/RECORD": "pkg/mod.py,,\n"})
+    patch = one_patch(tmp_path)
+    with pytest.raises(patches.PatchError, match="line 1 is 'x = 0"):
+        patches.apply_all(str(tree), patch)
+    patches.apply_all(str(tree), patch, allow_offset=True)
+    assert (tree / "pkg" / "mod.py").read_text().startswith("x = 0\ny = 0\na = 1\nb = 3\nc = 4\nb = 2\n")
+    write_tree(tree, {"pkg/mod.py": "a = 1\nb = 5\nc = 4\n"})
+    with pytest.raises(patches.PatchError, match="line 2 is 'b = 5"):
+        patches.apply_all(str(tree), patch, allow_offset=True)
 
 
 def test_a_patch_without_a_why_is_refused(tmp_path):

@@ -109,11 +109,26 @@ def file_diffs(text):
     return diffs
 
 
-def apply_to_lines(lines, hunks, where):
-    """``lines`` (with their newlines) with ``hunks`` applied; raises PatchError on any mismatch."""
-    result, position = [], 0
+def _fits(lines, at, body):
+    """Whether every context and removed line of a hunk's ``body`` is ``lines``' line at ``at`` on."""
+    old = [line[1:] for line in body if line[:1] in (" ", "-")]
+    return lines[at:at + len(old)] == old
+
+
+def apply_to_lines(lines, hunks, where, allow_offset=False):
+    """``lines`` (with their newlines) with ``hunks`` applied; raises PatchError on any mismatch.
+
+    ``allow_offset``: a hunk whose lines are not at its stated line may apply where they are, the
+    nearest such place after the previous hunk (GNU patch's "offset", never its fuzz: every line
+    still has to be the file's).  Only bench/sdk_patches.py asks for it, to apply a patch without
+    the earlier ones it was made after (each lever alone); the build never does."""
+    result, position, shift = [], 0, 0
     for start, count, body in hunks:
-        at = start - 1 if count else start
+        at = (start - 1 if count else start) + shift
+        if allow_offset and not _fits(lines, at, body):
+            places = sorted(range(position, len(lines) + 1), key=lambda place: abs(place - at))
+            at = next((place for place in places if _fits(lines, place, body)), at)
+            shift = at - (start - 1 if count else start)
         if at < position:
             raise PatchError("%s: hunks overlap or are out of order at line %d" % (where, start))
         result.extend(lines[position:at])
@@ -149,7 +164,7 @@ def replace_file(path, text):
     os.replace(temporary, path)
 
 
-def apply_patch(patch, target):
+def apply_patch(patch, target, allow_offset=False):
     """Apply one patch (from ``load``) to the tree at ``target``; returns the files it changed."""
     changed = []
     for relative, hunks in file_diffs(patch["text"]):
@@ -159,7 +174,7 @@ def apply_patch(patch, target):
             raise PatchError("%s: no such file in the staged tree" % where)
         with open(path, encoding="utf-8", newline="") as handle:
             lines = handle.read().splitlines(keepends=True)
-        patched = apply_to_lines(lines, hunks, where)
+        patched = apply_to_lines(lines, hunks, where, allow_offset)
         replace_file(path, "".join(patched))
         changed.append(relative)
     return changed
@@ -203,13 +218,13 @@ def rewrite_records(target, relatives):
         raise PatchError("patched files no RECORD lists: %s" % ", ".join(sorted(pending)))
 
 
-def apply_all(target, patches=None):
+def apply_all(target, patches=None, allow_offset=False):
     """Apply every patch (default: ``load()``) to the install folder ``target``, then make the RECORDs
-    true to the patched bytes; returns the patches applied."""
+    true to the patched bytes; returns the patches applied.  ``allow_offset``: see apply_to_lines."""
     patches = load() if patches is None else patches
     by_file = {}
     for patch in patches:
-        for relative in apply_patch(patch, target):
+        for relative in apply_patch(patch, target, allow_offset):
             by_file.setdefault(relative, []).append(patch)
     for relative, applied in sorted(by_file.items()):
         mark_changed(os.path.join(target, relative), applied)
