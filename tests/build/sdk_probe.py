@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -26,6 +27,7 @@ LAZY = ("s3transfer", "multiprocessing", "concurrent.futures", "concurrent.futur
 DEFERRED_PATTERNS = (("urllib3.util.url", "_IPV6_RE"), ("urllib3.util.url", "_IPV6_ADDRZ_RE"),
                      ("urllib3.util.url", "_BRACELESS_IPV6_ADDRZ_RE"), ("urllib3.util.url", "_HOST_PORT_RE"),
                      ("botocore.compat", "IPV6_ADDRZ_RE"))
+THREADS = "--first-use-from-threads"  # argv[1]: print first_use_from_threads() only
 # Hosts for the host-parsing comparison: names, IPv4, IPv6 with and without brackets, zone IDs, ports,
 # and malformed ones (the patterns' first-use checks must give stock's answer for each).
 HOSTS = ("localhost", "dynamodb.us-east-1.amazonaws.com", "EXAMPLE.com.", "127.0.0.1", "0x7f.1", "1.2.3.4:80",
@@ -48,8 +50,12 @@ def main(endpoint):
     result = {"imported_at_first_client": sorted(name for name in LAZY if name in sys.modules),
               "compiled_at_first_client": [attribute for module, attribute in DEFERRED_PATTERNS
                                            if attribute in vars(sys.modules[module])]}
-    result.update(deferred_names(), hosts=host_parsing(), config_file=config_file(),
-                  file_cache=file_cache(), send_errors=send_errors())
+    # send_errors first (before concurrent.futures is imported), then, before anything else reads them,
+    # the lazy attributes replaced; their first use from many threads, in a fresh interpreter.
+    result.update(send_errors=send_errors(), replaced_attributes=replaced_attributes())
+    threads = subprocess.run([sys.executable, __file__, THREADS], capture_output=True, text=True, timeout=120)
+    result["first use from threads"] = json.loads(threads.stdout) if threads.returncode == 0 else threads.stderr
+    result.update(deferred_names(), hosts=host_parsing(), config_file=config_file(), file_cache=file_cache())
     import boto3.compat
 
     result["patched"] = "TransferConfig" not in vars(boto3.compat)
@@ -122,6 +128,98 @@ def deferred_names():
     return {"deferred patterns": patterns, "deferred names": names}
 
 
+def first_use_from_threads():
+    """How many objects 16 threads get when they all read each lazy pattern attribute first at once
+    (stock: one each, compiled at import).  re.compile is made slow and cache-less meanwhile, so that
+    every thread of a first use that is not one-at-a-time compiles its own, as a race would."""
+    import importlib
+    import re as re_module
+    import threading
+    import time
+
+    original = re_module.compile
+
+    def slow_uncached_compile(pattern, flags=0):
+        time.sleep(0.05)
+        return re_module._compiler.compile(pattern, flags)
+
+    attributes = DEFERRED_PATTERNS + (("urllib3.util.ssl_", "_BRACELESS_IPV6_ADDRZ_RE"),
+                                      ("botocore.utils", "IPV6_ADDRZ_RE"), ("botocore.httpsession", "IPV6_ADDRZ_RE"))
+    modules = [importlib.import_module(module) for module, _ in attributes]  # boto3's imports
+    barrier, seen = threading.Barrier(16), []
+
+    def first_use():
+        barrier.wait()
+        seen.append([id(getattr(module, attribute, None)) for module, (_, attribute) in zip(modules, attributes)])
+
+    threads = [threading.Thread(target=first_use) for _ in range(16)]
+    re_module.compile = slow_uncached_compile
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        re_module.compile = original
+    final = [id(getattr(module, attribute)) for module, (_, attribute) in zip(modules, attributes)]
+    return [[module, attribute, len({row[index] for row in seen} | {final[index]})]
+            for index, (module, attribute) in enumerate(attributes)]
+
+
+def replaced_attributes():
+    """What the functions that use a lazy module attribute answer while code (mock.patch) replaced it,
+    before its first use: stock's functions use the attribute they imported, so the replacement."""
+    import tempfile
+    from unittest import mock
+
+    import urllib3.http2
+    from botocore import configloader, httpsession, utils
+    from urllib3.util import ssl_, url
+
+    everything = re.compile("^(.*)()$", re.DOTALL)
+
+    class FakeModule:
+        Error = Exception
+
+        def RawConfigParser(*args):  # noqa: N802 (configparser's name)
+            raise RuntimeError("the replacement was used")
+
+    def fake(*args, **kwargs):
+        raise RuntimeError("the replacement was used")
+
+    def delete_cached():
+        with tempfile.TemporaryDirectory() as folder:
+            cache = utils.JSONFileCache(folder)
+            cache["k"] = {}
+            del cache["k"]
+            return "deleted"
+
+    def config():
+        with tempfile.NamedTemporaryFile("w", suffix=".ini") as handle:
+            handle.write("[default]\nregion = eu-west-1\n")
+            handle.flush()
+            return configloader.raw_config_parse(handle.name)
+
+    class Raised(Exception):
+        pass
+
+    cases = [("urllib3.util.ssl_._BRACELESS_IPV6_ADDRZ_RE", everything, ssl_.is_ipaddress, "example.com"),
+             ("urllib3.util.url._IPV6_ADDRZ_RE", everything, url._normalize_host, "bücher.example", "http"),
+             ("urllib3.util.url._HOST_PORT_RE", everything, url.parse_url, "http://example.com:1/"),
+             ("urllib3.util.url._HOST_PORT_RE", everything, url.parse_url, "http://[::1]:1/"),
+             ("urllib3.http2.version", lambda name: "3.9.9", urllib3.http2.inject_into_urllib3),
+             ("botocore.utils.IPV6_ADDRZ_RE", everything, utils.is_valid_ipv6_endpoint_url, "https://example.com/"),
+             ("botocore.httpsession.IPV6_ADDRZ_RE", everything, httpsession._is_ipaddress, "example.com"),
+             ("botocore.compat.IPV6_ADDRZ_RE", everything, utils.is_valid_ipv6_endpoint_url, "https://[::1]/"),
+             ("botocore.configloader.configparser", FakeModule, config),
+             ("botocore.utils.Path", fake, delete_cached),
+             ("botocore.httpsession.CancelledError", Raised, send_raising, Raised("r"))]
+    answers = []
+    for target, replacement, function, *args in cases:
+        answers.append([target, outcome(mock.patch(target, replacement)(function), *args)])
+    return answers
+
+
 def host_parsing():
     """urllib3's and botocore's host and URL checks over HOSTS and a seeded sample of IPv6-like strings."""
     import random
@@ -146,6 +244,9 @@ def host_parsing():
         for endpoint_url in ("https://%s/" % host, "http://%s:443" % host):
             lines += [outcome(check, endpoint_url) for check in (utils.is_valid_ipv6_endpoint_url, utils.is_valid_uri,
                                                                   auth._host_from_url, library.parse_url)]
+    for value in (b"[::1]", b"::1", b"127.0.0.1", b"example.com", bytearray(b"::1"), None, 1, ["::1"]):
+        lines += [outcome(check, value) for check in (ssl_.is_ipaddress, httpsession._is_ipaddress)]
+        lines += [outcome(url._normalize_host, value, "http"), outcome(url.parse_url, value)]
     return [len(lines), sum(line.startswith("True") for line in lines), digest("\n".join(lines))]
 
 
@@ -175,36 +276,42 @@ def file_cache():
         return [read, "k" in cache, outcome(cache.__delitem__, "k")]
 
 
-def send_errors():
-    """What URLLib3Session.send raises when urllib3 raises concurrent.futures' CancelledError (let
-    through), another exception (wrapped) and, first, before concurrent.futures is imported."""
+def send_raising(error):
+    """What URLLib3Session.send raises (or returns) when urllib3's urlopen raises ``error``."""
     from botocore.awsrequest import AWSRequest
     from botocore.httpsession import URLLib3Session
     from urllib3.connectionpool import HTTPConnectionPool
 
-    raised = []
-    original = HTTPConnectionPool.urlopen
-
     def urlopen(self, *args, **kwargs):
-        raise raised[0]
+        raise error
 
+    original = HTTPConnectionPool.urlopen
     HTTPConnectionPool.urlopen = urlopen
     try:
-        request = AWSRequest(method="GET", url="http://127.0.0.1:9/").prepare()
-        answers = []
-        raised[:] = [ValueError("v")]
-        answers.append(outcome(URLLib3Session().send, request))
-        from concurrent.futures import CancelledError
-
-        for error in (CancelledError("c"), ValueError("v"), KeyboardInterrupt):
-            raised[:] = [error]
-            try:
-                answers.append(outcome(URLLib3Session().send, request))
-            except BaseException as escaped:  # noqa: BLE001 (what escapes send is the outcome)
-                answers.append("escaped %s" % type(escaped).__name__)
-        return answers
+        return outcome(URLLib3Session().send, AWSRequest(method="GET", url="http://127.0.0.1:9/").prepare())
+    except BaseException as escaped:  # noqa: BLE001 (what escapes send is the outcome)
+        return "escaped %s" % type(escaped).__name__
     finally:
         HTTPConnectionPool.urlopen = original
+
+
+def send_errors():
+    """What URLLib3Session.send raises when urllib3 raises concurrent.futures' CancelledError (let
+    through), another exception (wrapped) and, first, before concurrent.futures is imported; last,
+    the CancelledError again once concurrent.futures is out of sys.modules (as module-isolating test
+    runners leave it): stock's except clause still names the class it imported."""
+    answers = [send_raising(ValueError("v"))]
+    from concurrent.futures import CancelledError
+
+    answers += [send_raising(error) for error in (CancelledError("c"), ValueError("v"), KeyboardInterrupt())]
+    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "concurrent"}
+    for name in saved:
+        del sys.modules[name]
+    try:
+        answers.append(send_raising(CancelledError("c")))
+    finally:
+        sys.modules.update(saved)
+    return answers
 
 
 def upload(s3, config):
@@ -227,4 +334,7 @@ def upload(s3, config):
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1] if len(sys.argv) > 1 else ""), sort_keys=True))
+    if sys.argv[1:] == [THREADS]:
+        print(json.dumps(first_use_from_threads()))
+    else:
+        print(json.dumps(main(sys.argv[1] if len(sys.argv) > 1 else ""), sort_keys=True))

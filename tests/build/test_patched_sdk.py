@@ -42,10 +42,12 @@ def stock_and_patched(opt, moto_endpoint):
 def test_patched_sdk_behaves_as_stock(stock_and_patched, moto_endpoint):
     """Docstrings (client, paginator, waiter, resource), both ServiceDocumenters' output, boto3.compat's
     names, TransferConfig, the S3 transfer methods, timestamp parsing, the module attributes the patches
-    defer (the IPv6 patterns, configparser, Path, CancelledError), a config file's loading, a
-    JSONFileCache's delete, URLLib3Session.send's errors (CancelledError let through, before and after
-    concurrent.futures is imported) and a threaded multipart S3 upload + download (a local moto S3)
-    are the same with the patches as without them."""
+    defer (the IPv6 patterns, configparser, Path, CancelledError, http2's version), what the functions
+    using them answer while mock.patch replaced them before their first use, how many objects 16
+    threads get at a simultaneous first use (one), a config file's loading, a JSONFileCache's delete,
+    URLLib3Session.send's errors (CancelledError let through, before and after concurrent.futures is
+    imported, and after it left sys.modules) and a threaded multipart S3 upload + download (a local
+    moto S3) are the same with the patches as without them."""
     stock, patched = stock_and_patched
     assert not stock["patched"] and patched["patched"]
     stock_upload = probe("", moto_endpoint)["s3 upload"]
@@ -71,7 +73,8 @@ def test_patched_sdk_keeps_the_lazy_modules_out_of_the_first_client(stock_and_pa
 def test_patched_sdk_parses_hosts_as_stock(stock_and_patched):
     """The IPv6 patterns' first-use checks give stock's answer for every host and URL of the probe:
     urllib3's parse_url, _normalize_host and is_ipaddress, botocore's IPv6 endpoint checks, SigV4's
-    host and the endpoint rules' parseURL (some of them IPv6 literals that match)."""
+    host and the endpoint rules' parseURL (some of them IPv6 literals that match), and what the host
+    checks raise or answer for bytes, None and other non-str hosts."""
     stock, patched = stock_and_patched
     count, matched, _ = stock["hosts"]
     assert count > 5000 and matched > 100
