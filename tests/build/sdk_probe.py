@@ -53,7 +53,8 @@ def main(endpoint):
     # send_errors first (before concurrent.futures is imported), then, before anything else reads them,
     # the lazy attributes replaced; their first use from many threads, in a fresh interpreter.
     result.update(send_errors=send_errors(), replaced_attributes=replaced_attributes())
-    threads = subprocess.run([sys.executable, __file__, THREADS], capture_output=True, text=True, timeout=120)
+    threads = subprocess.run([sys.executable, __file__, THREADS], capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))  # this SDK
     result["first use from threads"] = json.loads(threads.stdout) if threads.returncode == 0 else threads.stderr
     result.update(deferred_names(), hosts=host_parsing(), config_file=config_file(), file_cache=file_cache())
     import boto3.compat
