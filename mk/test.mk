@@ -141,8 +141,9 @@ test-compat: $(VENV)/test-3.12/bin/python $(VENV)/lambda-3.12/.lab-lock-sha256 $
 # BOTO3_SOURCE=<a checkout of boto/boto3 at the pinned tag>, which the release workflow gives; without
 # it that test skips, saying so, unless REQUIRE_BOTO3_SUITE=1) run against build/layer.zip's python/
 # folder, where layer/patches/ are applied (tests/upstream/test_upstream_suites.py). Not part of make
-# test (~20 min here: botocore's functional suite alone is ~59 000 tests); every release (the release
-# workflow's build job) and every SDK bump (tools/release/bump_sdk.py's suites) runs it first.
+# test (~20 min here: botocore's functional suite alone is ~59 000 tests; boto3's, when given, 15 min
+# more); every release (the release workflow's build job) and every SDK bump
+# (tools/release/bump_sdk.py's suites) runs it first.
 UPSTREAM_SDISTS := $(VENV)/upstream-sdists
 BOTO3_SOURCE ?=
 REQUIRE_BOTO3_SUITE ?=
