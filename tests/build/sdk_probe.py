@@ -298,10 +298,17 @@ def send_raising(error):
 
 def send_errors():
     """What URLLib3Session.send raises when urllib3 raises concurrent.futures' CancelledError (let
-    through), another exception (wrapped) and, first, before concurrent.futures is imported; last,
-    the CancelledError again once concurrent.futures is out of sys.modules (as module-isolating test
-    runners leave it): stock's except clause still names the class it imported."""
+    through), another exception (wrapped) and, first, before concurrent.futures is imported (and
+    with a stand-in for it in sys.modules); last, the CancelledError again once concurrent.futures
+    is out of sys.modules (as module-isolating test runners leave it): stock's except clause still
+    names the class it imported."""
     answers = [send_raising(ValueError("v"))]
+    # sys.modules' concurrent.futures._base replaced (mock.patch.dict, as tests do) before any
+    # CancelledError was seen: stock's except clause still names the class it imported.
+    from unittest import mock
+
+    with mock.patch.dict(sys.modules, {"concurrent.futures._base": mock.MagicMock()}):
+        answers.append(send_raising(ValueError("v")))
     from concurrent.futures import CancelledError
 
     answers += [send_raising(error) for error in (CancelledError("c"), ValueError("v"), KeyboardInterrupt())]
