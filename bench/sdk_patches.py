@@ -61,8 +61,7 @@ DEFERRED = [("s3transfer", ["boto3.s3.transfer"]), ("docs modules", ["botocore.d
             ("dateutil.parser", ["dateutil.parser"]), ("importlib.metadata", ["importlib.metadata"]),
             ("IPv6 patterns", ["urllib3.util.url:_IPV6_RE", "urllib3.util.url:_IPV6_ADDRZ_RE",
                                "urllib3.util.url:_BRACELESS_IPV6_ADDRZ_RE", "urllib3.util.url:_HOST_PORT_RE"]),
-            ("stdlib imports + IPv6 pattern", ["botocore.compat:IPV6_ADDRZ_RE", "configparser", "pathlib",
-                                               "concurrent.futures"])]
+            ("stdlib imports + IPv6 pattern", ["botocore.compat:IPV6_ADDRZ_RE", "configparser", "pathlib"])]
 
 HANDLER = '''
 import json, os, resource, sys, time

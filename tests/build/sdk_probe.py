@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-LAZY = ("s3transfer", "multiprocessing", "concurrent.futures", "concurrent.futures.thread", "importlib.metadata",
+LAZY = ("s3transfer", "multiprocessing", "concurrent.futures.thread", "importlib.metadata",
         "botocore.docs.method", "boto3.docs.action", "dateutil.parser", "configparser", "pathlib")
 # The IPv6 patterns the patches compile at their first use: (module, attribute).
 DEFERRED_PATTERNS = (("urllib3.util.url", "_IPV6_RE"), ("urllib3.util.url", "_IPV6_ADDRZ_RE"),

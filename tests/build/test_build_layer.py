@@ -179,18 +179,27 @@ def test_every_record_hash_and_size_is_the_shipped_files(layer):
 
 def test_full_layer_ships_the_declared_patches(layer):
     """`make layer` lists every patch of layer/patches/ as applied, and each patched file in the zip
-    holds the patch's added lines (the zip's sources are upstream's plus the patches, nothing else:
-    the RECORD test above pins the rest of the bytes against the wheels' own RECORD lines)."""
+    is exactly the pinned wheel's file (this test venv installs the same pins) with the patches that
+    name it applied in order, then the change notice (the zip's sources are upstream's plus the
+    patches, nothing else: the RECORD test above pins the rest of the bytes against the wheels' own
+    RECORD lines).  Patches may change the same lines one after another: each applies to the file
+    as the previous ones left it, as the build applies them."""
     declared = patches.load()
     assert len(declared) >= 4
     assert layer[1]["patches"] == ", ".join("%s/%s" % (p["distribution"], p["name"]) for p in declared)
+    by_file = {}
+    for patch in declared:
+        for relative, hunks in patches.file_diffs(patch["text"]):
+            by_file.setdefault(relative, []).append((patch, hunks))
     with zipfile.ZipFile(layer[0]) as archive:
-        for patch in declared:
-            for relative, hunks in patches.file_diffs(patch["text"]):
-                shipped = archive.read("python/" + relative).decode()
-                for _, _, body in hunks:
-                    added = "".join(line[1:] for line in body if line[:1] in (" ", "+"))
-                    assert added in shipped, (patch["name"], relative)
+        for relative, applied in sorted(by_file.items()):
+            package = importlib.util.find_spec(relative.split("/")[0]).submodule_search_locations[0]
+            with open(os.path.join(os.path.dirname(package), relative), encoding="utf-8", newline="") as handle:
+                lines = handle.read().splitlines(keepends=True)
+            for patch, hunks in applied:
+                lines = patches.apply_to_lines(lines, hunks, patch["name"])
+            expected = patches.with_change_notice("".join(lines), [patch for patch, _ in applied])
+            assert archive.read("python/" + relative).decode() == expected, relative
 
 
 def test_caches_scripts_and_tests_removed_but_metadata_kept(layer, opt):

@@ -1,6 +1,6 @@
 """The twin's patched-SDK axis (issue 36): the full flavor's layer twin runs the SDK with its declared
 patches (layer/patches/: lazy imports of s3transfer, the docs modules, dateutil.parser,
-importlib.metadata, configparser, pathlib, concurrent.futures; the IPv6 patterns compiled at their
+importlib.metadata, configparser, pathlib; the IPv6 patterns compiled at their
 first use), its stock twin the same pinned wheels without them (sites.py); here the hook is
 off in both, so that only the patches differ, and the scenario uses what they made lazy.
 Each twin runs tests/build/sdk_probe.py's checks and a threaded multipart S3 transfer against its

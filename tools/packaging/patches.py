@@ -247,5 +247,10 @@ def mark_changed(path, applied):
     the next pin's patch context) stays the wheel's."""
     with open(path, encoding="utf-8", newline="") as handle:
         text = handle.read()
+    replace_file(path, with_change_notice(text, applied))
+
+
+def with_change_notice(text, applied):
+    """``text`` (a patched file's content) followed by ``change_notice(applied)``, after one blank line."""
     ending = "" if text.endswith("\n") or not text else "\n"
-    replace_file(path, text + ending + "\n" + "".join(change_notice(applied)))
+    return text + ending + "\n" + "".join(change_notice(applied))
