@@ -4,6 +4,7 @@ client (an unknown bundle) or not at all (a known bundle, served from its hashed
 checked with real botocore clients against real TLS servers on loopback."""
 
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -103,13 +104,31 @@ def client(url, verify, session=None, **config):
 
 
 def refused_client(url, verify, **config):
-    """``client`` for calls that must be refused: one attempt per call.  What such a test checks
-    is each connection's handshake; botocore's retry of a refused one (its SSLError is retryable)
-    has met a reset instead of the refusal right after the client's unknown-CA alert, on stock's
-    paths too: CI at 3267d3c (3.13) and d508231 (3.14), six suites at once; cause not found (this
-    machine's network stack under load is the first suspect: a success-path call has met a reset
-    there too, which the retry the other clients keep absorbs)."""
+    """``client`` for calls that must be refused (see ``assert_refused``): one attempt per call."""
     return client(url, verify, retries={"total_max_attempts": 1, "mode": "standard"}, **config)
+
+
+def assert_refused(call, match="", times=2):
+    """``call()`` refused with SSLError (its message matching ``match``) ``times`` times, never
+    accepted.  A connection reset instead (ConnectionClosedError over ConnectionResetError) is
+    neither a refusal nor an acceptance and is called again, at most 3 times: on this machine, six
+    suites at once, a new connection to a test server has met a reset during the handshake, on
+    stock's paths too (fresh-clone CI at 3267d3c on 3.13, at d508231 on 3.14 on botocore's retry of
+    a refused call, at 958ab9e on 3.10 on a one-attempt call); cause not found (the sandbox's network
+    stack under load is the first suspect)."""
+    refusals, resets = 0, 0
+    while refusals < times:
+        try:
+            call()
+        except SSLError as error:
+            assert re.search(match, str(error)), error
+            refusals += 1
+        except ConnectionClosedError as error:
+            assert "Connection reset" in str(error.kwargs.get("error")), error
+            resets += 1
+            assert resets <= 3, error
+        else:
+            pytest.fail("accepted: %r" % (call,))
 
 
 def context_of(ddb):
@@ -140,9 +159,7 @@ def test_unknown_ca_is_still_rejected(trust_once, tmp_path):
     """A server whose CA is not in the client's bundle fails verification, every time."""
     with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
         ddb = refused_client(tls.server.url, other.ca_bundle)
-        for _ in range(2):
-            with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
-                ddb.list_tables()
+        assert_refused(ddb.list_tables, "CERTIFICATE_VERIFY_FAILED")
 
 
 def test_hostname_mismatch_is_still_rejected(trust_once, tmp_path):
@@ -151,9 +168,7 @@ def test_hostname_mismatch_is_still_rejected(trust_once, tmp_path):
         good = client(tls.server.url, tls.ca_bundle)
         good.list_tables()
         by_ip = refused_client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle)
-        for _ in range(2):
-            with pytest.raises(SSLError):
-                by_ip.list_tables()
+        assert_refused(by_ip.list_tables)
 
 
 def test_clients_with_different_bundles_never_share_cas(trust_once, tmp_path):
@@ -165,10 +180,8 @@ def test_clients_with_different_bundles_never_share_cas(trust_once, tmp_path):
         client_b.list_tables()
         cross_a = refused_client(b.server.url, a.ca_bundle)
         cross_b = refused_client(a.server.url, b.ca_bundle)
-        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
-            cross_a.list_tables()
-        with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
-            cross_b.list_tables()
+        assert_refused(cross_a.list_tables, "CERTIFICATE_VERIFY_FAILED", times=1)
+        assert_refused(cross_b.list_tables, "CERTIFICATE_VERIFY_FAILED", times=1)
         client_a.list_tables()
         client_b.list_tables()
 
@@ -928,12 +941,10 @@ def test_ciphers_of_one_client_do_not_reach_another(trust_once, tmp_path, monkey
         narrow = refused_client(tls.server.url, tls.ca_bundle)
         monkeypatch.setattr(botocore.httpsession, "create_urllib3_context", original)
         default = client(tls.server.url, tls.ca_bundle)
-        with pytest.raises(SSLError):
-            narrow.list_tables()
+        assert_refused(narrow.list_tables, times=1)
         for _ in range(2):
             default.list_tables()
-        with pytest.raises(SSLError):
-            narrow.list_tables()
+        assert_refused(narrow.list_tables, times=1)
 
 
 # --- a known bundle: served from its hashed directory (tools/packaging/ca_dir.py) ------------------------------
@@ -961,9 +972,7 @@ def test_known_bundle_rejects_a_ca_not_in_it(trust_once, known, loads, tmp_path)
     with TlsServer(tmp_path, "a") as tls, TlsServer(tmp_path, "b") as other:
         known(other.ca_bundle)
         ddb = refused_client(tls.server.url, other.ca_bundle)
-        for _ in range(2):
-            with pytest.raises(SSLError, match="CERTIFICATE_VERIFY_FAILED"):
-                ddb.list_tables()
+        assert_refused(ddb.list_tables, "CERTIFICATE_VERIFY_FAILED")
     assert other.ca_bundle not in loads
 
 
@@ -974,9 +983,7 @@ def test_known_bundle_rejects_a_hostname_mismatch(trust_once, known, tmp_path):
         known(tls.ca_bundle)
         client(tls.server.url, tls.ca_bundle).list_tables()
         by_ip = refused_client(tls.server.url.replace("localhost", "127.0.0.1"), tls.ca_bundle)
-        for _ in range(2):
-            with pytest.raises(SSLError):
-                by_ip.list_tables()
+        assert_refused(by_ip.list_tables)
 
 
 def test_known_bundle_rewritten_on_disk_is_loaded_as_stock(trust_once, known, tmp_path):
