@@ -124,11 +124,12 @@ def apply_to_lines(lines, hunks, where, allow_offset=False):
     the earlier ones it was made after (each lever alone); the build never does."""
     result, position, shift = [], 0, 0
     for start, count, body in hunks:
-        at = (start - 1 if count else start) + shift
+        stated = start - 1 if count else start
+        at = stated + shift
         if allow_offset and not _fits(lines, at, body):
             places = sorted(range(position, len(lines) + 1), key=lambda place: abs(place - at))
             at = next((place for place in places if _fits(lines, place, body)), at)
-            shift = at - (start - 1 if count else start)
+            shift = at - stated
         if at < position:
             raise PatchError("%s: hunks overlap or are out of order at line %d" % (where, start))
         result.extend(lines[position:at])
