@@ -385,12 +385,14 @@ def churn_clients(params, shared):
     (``self``, the bound method being called): with the collector disabled, a client one of whose
     calls was retried stays alive, its context too, in stock as in the layer, until the next
     collection.  The churn endpoint closes each connection after its response (the second call
-    opens a new one, which may resume), and a second call that reuses the connection before the
-    close reached the client meets it (RemoteDisconnected, or SSLEOFError on the send) and is
-    retried: 0 to 3 times a run in either twin, which made a count of every live SSLContext
-    vary by that much (stock 2 to 4, the layer 2 to 5, 2026-11-28).  A first-try client's context
-    is held by nothing of botocore's once the client is dropped: whether it is still alive is
-    exactly what the check is about (issue 34 item 3: a cycle through the context kept all 30)."""
+    opens a new one, which may resume); until the twin's front passed that close on with the
+    response (wire._relay), a second call that reused the connection before the close reached
+    the client met it (RemoteDisconnected, or SSLEOFError on the send) and was retried: 0 to 9
+    clients of 30 a run in either twin, and a count of every live SSLContext varied by that much
+    (stock 2 to 6, the layer 2 to 5, 2026-11-28).  Since, none in 50 runs; a retry under load (a
+    timeout) would still keep its client.  A first-try client's context is held by nothing of
+    botocore's once the client is dropped: whether it is still alive is exactly what the check
+    is about (issue 34 item 3: a cycle through the context kept all 30)."""
     import weakref
 
     outcomes, contexts = {}, {"first_try": [], "retried": []}

@@ -1,14 +1,21 @@
 """wire.py: the twin's endpoint answers an S3 PUT it does not serve with its 501, over TLS behind
-the front, however the client's body and the server's close interleave."""
+the front, however the client's body and the server's close interleave; the front passes the
+server's close on with its answer."""
 
+import select
+import socket
 import tempfile
 
 import boto3
 import botocore.config
 from pki import PKI
-from wire import Wire
+from wire import Front, Wire
 
 CALLS = 12
+# Answers closed at once through the front, and what the front reads first from a client: a TLS
+# record whose body is one byte, no ClientHello (nothing to record, the front connects on).
+CLOSES = 20
+NOT_A_HELLO = b"\x16\x03\x01\x00\x01\x00"
 
 
 def test_refused_put_is_answered_not_cut():
@@ -36,3 +43,38 @@ def test_refused_put_is_answered_not_cut():
     finally:
         wire.close()
     assert outcomes == ["501"] * CALLS, outcomes
+
+
+def test_the_front_passes_a_close_on_with_the_last_bytes():
+    """A server that answers and closes (the answer and its FIN in one segment, as the twin's
+    endpoint server sends them): the front's client has the close as soon as it has the answer,
+    CLOSES times in a row.  urllib3 looks for a close before it reuses a pooled connection: a close
+    that came a moment after the answer let a call made in between go into the closing
+    connection, meet RemoteDisconnected (or an SSLEOFError) and be retried by botocore, whose
+    retry keeps the failed attempt's exception, and the dropped client, in a reference cycle (0 to
+    9 of test_gc's 30 churned clients a run, in either twin)."""
+    backend = socket.create_server(("127.0.0.1", 0))
+    backend.settimeout(10)
+    front = Front(backend.getsockname()[1])
+    seen = []
+    try:
+        for _ in range(CLOSES):
+            with socket.create_connection(("127.0.0.1", front.port), timeout=10) as client:
+                client.sendall(NOT_A_HELLO)  # the front reads a first record before it connects on
+                server, _ = backend.accept()
+                with server:
+                    server.settimeout(10)
+                    server.recv(len(NOT_A_HELLO))
+                    server.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+                    server.sendall(b"answer")
+                    server.shutdown(socket.SHUT_WR)  # uncorks: the answer and the FIN together
+                    answer = b""
+                    while len(answer) < len(b"answer"):
+                        answer += client.recv(64)
+                    readable = select.select([client], [], [], 0)[0]
+                    seen.append((answer, bool(readable) and client.recv(64) == b""))
+    finally:
+        front.close()
+        backend.close()
+    late = sum(1 for answer, closed in seen if not closed)
+    assert seen == [(b"answer", True)] * CLOSES, "%d of %d closes came after the answer: %r" % (late, CLOSES, seen)
