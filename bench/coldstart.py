@@ -45,7 +45,10 @@ Parts, timed inside the function's process:
 ``total`` is their sum (wall), the function's own cold start: what the goals compare; ``cpu`` is the
 process's CPU time over the same span (``time.process_time()``); ``process`` is the whole span from
 before the fork to the answer (interpreter start and awslambdaric's import included: the same for
-every column) and ``process_cpu`` its CPU.
+every column) and ``process_cpu`` its CPU. The CPU is also taken by part (``startup_cpu``,
+``import_cpu``, ``client_cpu``, ``call_cpu``) and, per run, for everything but the import
+(``besides_import_cpu``): what the hook flavor, which keeps the runtime's ``import boto3``, can
+change at all (docs/coldstart.md renders its budget from these).
 
 As Lambda has it:
 
@@ -135,9 +138,9 @@ while frame is not None:
 del frame, code
 import boto3
 
-imported = time.perf_counter()
+imported, cpu_imported = time.perf_counter(), time.process_time()
 client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=os.environ["COLDSTART_ENDPOINT"])
-created = time.perf_counter()
+created, cpu_created = time.perf_counter(), time.process_time()
 
 
 def handler(event, context):
@@ -153,8 +156,9 @@ def handler(event, context):
     except Exception as error:
         verified = ["? %r" % error]
     return {"verified_with": verified, "boto3_file": boto3.__file__, "depth": depth, "stack_words": stack_words,
-            "started": startup.STARTED[0], "cpu_started": startup.STARTED[1], "top": top, "imported": imported,
-            "created": created, "answered": answered, "cpu_answered": cpu_answered,
+            "started": startup.STARTED[0], "cpu_started": startup.STARTED[1], "top": top, "cpu_top": cpu_top,
+            "imported": imported, "cpu_imported": cpu_imported, "created": created, "cpu_created": cpu_created,
+            "answered": answered, "cpu_answered": cpu_answered,
             "botocore": botocore.__version__, "python_version": sys.version.split()[0]}
 """
 
@@ -405,6 +409,14 @@ def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop, e
         "total_ms": (child["answered"] - child["started"]) * 1000,
         "process_ms": (child["answered"] - spawned) * 1000,
         "cpu_ms": (child["cpu_answered"] - child["cpu_started"]) * 1000,
+        # The same span's CPU by part (what a flavor can change is not the same in each), and the
+        # parts other than the import together, per run: a median of sums, not a sum of medians.
+        "startup_cpu_ms": (child["cpu_top"] - child["cpu_started"]) * 1000,
+        "import_cpu_ms": (child["cpu_imported"] - child["cpu_top"]) * 1000,
+        "client_cpu_ms": (child["cpu_created"] - child["cpu_imported"]) * 1000,
+        "call_cpu_ms": (child["cpu_answered"] - child["cpu_created"]) * 1000,
+        "besides_import_cpu_ms": ((child["cpu_answered"] - child["cpu_started"])
+                                  - (child["cpu_imported"] - child["cpu_top"])) * 1000,
         "process_cpu_ms": child["cpu_answered"] * 1000,
         "botocore": child["botocore"],
         "python_version": child["python_version"],
@@ -416,7 +428,7 @@ def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop, e
 
 
 MEDIANS = ("interpreter_ms", "startup_ms", "import_ms", "client_ms", "call_ms", "total_ms", "process_ms", "cpu_ms",
-           "process_cpu_ms")
+           "process_cpu_ms", "startup_cpu_ms", "import_cpu_ms", "client_cpu_ms", "call_cpu_ms", "besides_import_cpu_ms")
 
 
 def quartiles(values):

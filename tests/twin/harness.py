@@ -80,15 +80,13 @@ class Check:
     order the server accepted them) where the layer must offer none (a forked child's or a
     restored clone's first); ``max_extra_s``: how much longer than stock's the check may take
     (``_elapsed_s``); ``rss_growth_slack_mb``: how much more than stock's the check's own RSS
-    growth may be (``_rss_growth_kb``); ``at_most_more``: {key: n} for counts the layer may exceed
-    stock's by at most n (instead of equal): noise either twin may show under load."""
+    growth may be (``_rss_growth_kb``)."""
 
     def __init__(self, psk="any", mode="pass", refuse_tickets=False, tls=True, context="leaf", proxy=None,
-                 no_psk_at=(), max_extra_s=None, rss_growth_slack_mb=None, at_most_more=None):
+                 no_psk_at=(), max_extra_s=None, rss_growth_slack_mb=None):
         self.psk, self.mode, self.refuse_tickets, self.tls, self.context = psk, mode, refuse_tickets, tls, context
         self.proxy, self.no_psk_at, self.max_extra_s = proxy, no_psk_at, max_extra_s
         self.rss_growth_slack_mb = rss_growth_slack_mb
-        self.at_most_more = at_most_more or {}
 
 
 class Case:
@@ -178,11 +176,7 @@ def differences(case, runs):
             continue
         compared = sorted(key for key in set(ours) | set(theirs) if not key.startswith("_"))
         for key in compared:
-            if key in check.at_most_more:
-                if not ours.get(key, 0) <= theirs.get(key, 0) + check.at_most_more[key]:
-                    found.append("%s: %s: stock %r, layer %r (at most %d more allowed)"
-                                 % (label, key, theirs.get(key), ours.get(key), check.at_most_more[key]))
-            elif ours.get(key) != theirs.get(key):
+            if ours.get(key) != theirs.get(key):
                 found.append("%s: %s: stock %r, layer %r (details: stock %r, layer %r)"
                              % (label, key, theirs.get(key), ours.get(key),
                                 theirs.get("_details", theirs.get("_%s_detail" % key)),

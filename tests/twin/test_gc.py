@@ -6,12 +6,17 @@ import pytest
 from harness import Case, Check, assert_same_as_stock
 
 # 30 clients; the layer's RSS growth at most stock's + 3 MB (a dropped context with its bundle is
-# ~0.1 MB for this one-CA bundle: 30 kept alive would not show; contexts_alive does: at most 2 more
-# than stock's -- once, at load 25, stock 2 and the layer 3, not seen again in 4 runs; the context
-# cycle of issue 34 item 3 kept all 30 (33 against stock's 2).
+# ~0.1 MB for this one-CA bundle: 30 kept alive would not show; contexts_alive does).
+# contexts_alive: the dropped clients' contexts still alive, of those whose calls all succeeded at
+# botocore's first attempt -- as stock's, exactly (none).  A retried call's client is kept by
+# botocore's own exception cycle, in stock as in the layer (function.churn_clients): counting every
+# live SSLContext, as this check did until 2026-11-28 with 2 more allowed on the layer's side, saw
+# 2 plus the run's retries, 0 to 4 on either side (stock 3 and the layer 6 failed it once).  The
+# context cycle of issue 34 item 3 kept all 30 (33 against stock's 2 then).
+CLIENTS = 30
 CASES = {
-    mode: Case("gc_churn", {"churn": Check(rss_growth_slack_mb=3, at_most_more={"contexts_alive": 2})},
-               params=lambda run, mode=mode: {"gc": mode, "clients": 30})
+    mode: Case("gc_churn", {"churn": Check(rss_growth_slack_mb=3)},
+               params=lambda run, mode=mode: {"gc": mode, "clients": CLIENTS})
     for mode in ("disabled", "frozen")
 }
 
@@ -19,10 +24,9 @@ CASES = {
 # AWS_PYTHON_KEEPALIVE_GC_INIT=1 on the layer's side (stock's is off: the switch is the layer's): the
 # function's own thresholds, its gc.disable(), or neither, then a first client and 30 churned ones.
 GC_INIT = {
-    "gc_init_" + user: Case("gc_init", {"first": Check(), "churn": Check(rss_growth_slack_mb=3,
-                                                                         at_most_more={"contexts_alive": 2})},
+    "gc_init_" + user: Case("gc_init", {"first": Check(), "churn": Check(rss_growth_slack_mb=3)},
                             env={"AWS_PYTHON_KEEPALIVE_GC_INIT": "1"},
-                            params=lambda run, user=user: {"user": user, "clients": 30})
+                            params=lambda run, user=user: {"user": user, "clients": CLIENTS})
     for user in ("none", "thresholds", "disabled")
 }
 CASES.update(GC_INIT)
@@ -30,10 +34,16 @@ CASES.update(GC_INIT)
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_gc_as_stock(twin, case):
-    """With gc disabled or frozen: the SSLContexts alive after 30 dropped clients at most 2 more
-    than stock's (item 3's cycle kept 31 more), and RSS growth within 3 MB of stock's; with
-    GC_INIT on, also the thresholds and the collector's state after the first client as stock's."""
+    """With gc disabled or frozen: the contexts of dropped clients (those not retried, at least a
+    third of them) still alive as stock's, none (item 3's cycle kept all 30), and RSS growth within
+    3 MB of stock's; with GC_INIT on, also the thresholds and the collector's state after the first
+    client as stock's."""
     assert_same_as_stock(CASES[case], twin)
+    first_try = {side: twin[side].result["checks"]["churn"]["_contexts_alive_detail"]["first_try_clients"]
+                 for side in ("stock", "layer")}
+    # Retried clients are not counted: a run where most were would compare next to nothing (seen:
+    # 21 to 30 of 30 first-try a run, load 3-8).
+    assert min(first_try.values()) >= CLIENTS // 3, first_try
 
 
 # Why AWS_PYTHON_KEEPALIVE_GC_INIT stays opt-in (issue 36: on by default only while the soak and the
