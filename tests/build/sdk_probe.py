@@ -8,13 +8,19 @@ there: client, paginator and waiter docstrings, resource action and collection d
 ServiceDocumenter output (botocore's and boto3's), boto3.compat's names, TransferConfig and the S3
 transfer methods, timestamp and credential-expiry parsing, and a multipart S3 upload and download
 with a TransferConfig (threads) against a local S3 (argv[1], a moto server; "" skips it).
+Last, every attribute of each module a patch changes, after the first use of each name (``module
+attributes``): with STOCK_NAMES (an environment variable naming the stock run's JSON of those
+names), the names stock's modules have are read too, so the test sees one a patch removed.
 
 Also printed (not compared): which of the modules the patches keep out of ``import boto3`` +
 the first client were imported by then, and whether this tree is the patched one.
 """
 
+import glob
 import hashlib
+import inspect
 import json
+import operator
 import os
 import re
 import subprocess
@@ -27,6 +33,10 @@ LAZY = ("s3transfer", "multiprocessing", "concurrent.futures.thread", "importlib
 DEFERRED_PATTERNS = (("urllib3.util.url", "_IPV6_RE"), ("urllib3.util.url", "_IPV6_ADDRZ_RE"),
                      ("urllib3.util.url", "_BRACELESS_IPV6_ADDRZ_RE"), ("urllib3.util.url", "_HOST_PORT_RE"),
                      ("botocore.compat", "IPV6_ADDRZ_RE"))
+# The modules the patches change: every file a layer/patches/<distribution>/*.patch diff names.
+PATCHES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "layer",
+                       "patches")
+STOCK_NAMES = "SDK_PROBE_STOCK_NAMES"
 THREADS = "--first-use-from-threads"  # argv[1]: print first_use_from_threads() only
 # Hosts for the host-parsing comparison: names, IPv4, IPv6 with and without brackets, zone IDs, ports,
 # and malformed ones (the patterns' first-use checks must give stock's answer for each).
@@ -100,7 +110,57 @@ def main(endpoint):
     result["credential expiry"] = credentials._parse_if_needed("2026-11-28T08:00:00+01:00").isoformat()
     if endpoint:
         result["s3 upload"] = upload(s3, config)
+    names = {}
+    if os.environ.get(STOCK_NAMES):
+        with open(os.environ[STOCK_NAMES]) as handle:
+            names = json.load(handle)
+    result["module attributes"] = module_attributes(names)
     return result
+
+
+def patched_modules():
+    """The modules whose files a declared patch changes (``botocore/docs/__init__.py`` -> botocore.docs)."""
+    modules = set()
+    for path in glob.glob(os.path.join(PATCHES, "*", "*.patch")):
+        with open(path) as handle:
+            for line in handle:
+                if line.startswith("+++ b/"):
+                    modules.add(re.sub(r"(/__init__)?\.py$", "", line[6:].strip()).replace("/", "."))
+    return sorted(modules)
+
+
+def what_it_is(value):
+    """A module by name, a class or function by module, qualified name and parameters (so a function
+    put in place of another shows), anything else by type."""
+    if inspect.ismodule(value):
+        return "module " + value.__name__
+    if inspect.isclass(value) or inspect.isroutine(value):
+        try:
+            parameters = [str(parameter.replace(default=inspect.Parameter.empty, annotation=inspect.Parameter.empty))
+                          for parameter in inspect.signature(value).parameters.values()]
+        except (TypeError, ValueError):
+            parameters = ["?"]
+        return "%s %s.%s(%s)" % (type(value).__name__, getattr(value, "__module__", "?"),
+                                 getattr(value, "__qualname__", "?"), ", ".join(parameters))
+    return type(value).__name__
+
+
+def module_attributes(stock_names):
+    """{module: {name: what_it_is}} of each module a patch changes, after the first use of every name
+    it lists and ``stock_names`` gives for it: each name dir() then lists, and each given name dir()
+    does not (what reading it gives: a lazy name must stay an attribute once read, as stock's is)."""
+    import importlib
+
+    found = {}
+    for name in patched_modules():
+        module = importlib.import_module(name)
+        wanted = set(dir(module)) | set(stock_names.get(name, ()))
+        seen = {attribute: outcome(getattr, module, attribute) for attribute in sorted(wanted)}  # the first use
+        listed = set(dir(module))
+        found[name] = {attribute: (what_it_is(getattr(module, attribute)) if attribute in listed
+                                   else "not in dir() once read: " + seen[attribute][:80])
+                       for attribute in sorted(wanted)}
+    return found
 
 
 def outcome(function, *args):
@@ -124,8 +184,17 @@ def deferred_names():
     import botocore.httpsession
     import botocore.utils
 
+    import botocore.credentials
+    import botocore.tokens
+
     names = [botocore.configloader.configparser.__name__, botocore.utils.Path.__module__ + ".Path",
              botocore.httpsession.CancelledError.__module__ + "." + botocore.httpsession.CancelledError.__qualname__]
+    # The dateutil package botocore.utils, credentials and tokens imported (its parser at the first
+    # access), and credentials' parse (dateutil's function).
+    names += [outcome(operator.attrgetter(path), botocore) for path in (
+        "utils.dateutil.__name__", "credentials.dateutil.__name__", "tokens.dateutil.__name__",
+        "utils.dateutil.parser.__name__", "credentials.dateutil.parser.parse.__module__")]
+    names.append(outcome(lambda: what_it_is(botocore.credentials.parse)))
     return {"deferred patterns": patterns, "deferred names": names}
 
 
@@ -173,8 +242,12 @@ def replaced_attributes():
     import tempfile
     from unittest import mock
 
+    import boto3
+    import boto3.docs
+    import botocore.docs
+    import botocore.session
     import urllib3.http2
-    from botocore import configloader, httpsession, utils
+    from botocore import configloader, credentials, httpsession, utils
     from urllib3.util import ssl_, url
 
     everything = re.compile("^(.*)()$", re.DOTALL)
@@ -204,6 +277,18 @@ def replaced_attributes():
     class Raised(Exception):
         pass
 
+    class FakeDateutil:
+        class parser:  # noqa: N801 (dateutil's module name)
+            parse = fake
+
+    def generate_docs(generate, session):
+        # One service (a real documenter writes it in a second; every service would take minutes).
+        session.get_available_services = lambda: ["sqs"]
+        with tempfile.TemporaryDirectory() as folder:
+            return generate(folder, session)
+
+    gmt = "Sat, 28 Nov 2026 08:00:00 GMT"
+
     cases = [("urllib3.util.ssl_._BRACELESS_IPV6_ADDRZ_RE", everything, ssl_.is_ipaddress, "example.com"),
              ("urllib3.util.url._IPV6_ADDRZ_RE", everything, url._normalize_host, "bücher.example", "http"),
              ("urllib3.util.url._HOST_PORT_RE", everything, url.parse_url, "http://example.com:1/"),
@@ -214,7 +299,14 @@ def replaced_attributes():
              ("botocore.compat.IPV6_ADDRZ_RE", everything, utils.is_valid_ipv6_endpoint_url, "https://[::1]/"),
              ("botocore.configloader.configparser", FakeModule, config),
              ("botocore.utils.Path", fake, delete_cached),
-             ("botocore.httpsession.CancelledError", Raised, send_raising, Raised("r"))]
+             ("botocore.httpsession.CancelledError", Raised, send_raising, Raised("r")),
+             ("botocore.utils.dateutil.parser.parse", fake, utils.parse_timestamp, gmt),
+             ("botocore.utils.dateutil", FakeDateutil, utils.parse_timestamp, gmt),
+             ("botocore.credentials.parse", fake, credentials._parse_if_needed, gmt),
+             ("botocore.docs.ServiceDocumenter", fake, generate_docs, botocore.docs.generate_docs,
+              botocore.session.get_session()),
+             ("boto3.docs.ServiceDocumenter", fake, generate_docs, boto3.docs.generate_docs,
+              boto3.Session(region_name="us-east-1"))]
     answers = []
     for target, replacement, function, *args in cases:
         answers.append([target, outcome(mock.patch(target, replacement)(function), *args)])

@@ -21,10 +21,11 @@ KEPT_OUT = ["boto3.docs.action", "botocore.docs.method", "concurrent.futures.thr
 DEFERRED = ["_IPV6_RE", "_IPV6_ADDRZ_RE", "_BRACELESS_IPV6_ADDRZ_RE", "_HOST_PORT_RE", "IPV6_ADDRZ_RE"]
 
 
-def probe(python_path, endpoint=""):
+def probe(python_path, endpoint="", stock_names=""):
     """tests/build/sdk_probe.py's JSON in a fresh interpreter (the test venv: stock boto3/botocore of
-    the pinned versions), with ``python_path`` (a patched tree) first when given."""
-    extra = {"PYTHONNOUSERSITE": "1"}
+    the pinned versions), with ``python_path`` (a patched tree) first when given; ``stock_names``: a
+    JSON file of the names the stock modules have, for the probe to read too."""
+    extra = {"PYTHONNOUSERSITE": "1", "SDK_PROBE_STOCK_NAMES": stock_names}
     if python_path:
         extra["PYTHONPATH"] = python_path
     completed = subprocess.run([sys.executable, PROBE, endpoint], capture_output=True, text=True,
@@ -34,16 +35,23 @@ def probe(python_path, endpoint=""):
 
 
 @pytest.fixture(scope="module")
-def stock_and_patched(opt, moto_endpoint):
-    """The probe's output with the stock wheels and with the layer's patched tree."""
-    return probe(""), probe(os.path.join(opt, "python"), moto_endpoint)
+def stock_and_patched(opt, moto_endpoint, tmp_path_factory):
+    """The probe's output with the stock wheels and with the layer's patched tree (which also reads
+    every name the stock modules have)."""
+    stock = probe("")
+    names = tmp_path_factory.mktemp("probe") / "stock-names.json"
+    names.write_text(json.dumps({module: sorted(attributes) for module, attributes in
+                                 stock["module attributes"].items()}))
+    return stock, probe(os.path.join(opt, "python"), moto_endpoint, str(names))
 
 
 def test_patched_sdk_behaves_as_stock(stock_and_patched, moto_endpoint):
     """Docstrings (client, paginator, waiter, resource), both ServiceDocumenters' output, boto3.compat's
     names, TransferConfig, the S3 transfer methods, timestamp parsing, the module attributes the patches
-    defer (the IPv6 patterns, configparser, Path, CancelledError, http2's version), what the functions
-    using them answer while mock.patch replaced them before their first use, how many objects 16
+    defer or keep (the IPv6 patterns, configparser, Path, CancelledError, http2's version, the dateutil
+    of botocore.utils, credentials and tokens, credentials.parse), what the functions using them answer
+    while mock.patch replaced them before their first use (dateutil's parse through
+    botocore.utils.dateutil, both generate_docs' ServiceDocumenter too), how many objects 16
     threads get at a simultaneous first use (one), a config file's loading, a JSONFileCache's delete,
     URLLib3Session.send's errors (concurrent.futures' CancelledError let through, also after that
     module left sys.modules) and a threaded multipart S3 upload + download (a local
@@ -54,8 +62,27 @@ def test_patched_sdk_behaves_as_stock(stock_and_patched, moto_endpoint):
     assert patched["s3 upload"] == stock_upload and stock_upload["round trip"] is True
     assert stock_upload["etag"].endswith('-3"')  # three 5 MiB parts: the TransferConfig was used
     for key in sorted(set(stock) - {"patched", "imported_at_first_client", "compiled_at_first_client", "hosts",
-                                 "s3 upload"}):
+                                 "s3 upload", "module attributes"}):
         assert patched[key] == stock[key], key
+
+
+def test_patched_modules_keep_every_stock_attribute(stock_and_patched):
+    """Every module a patch changes has, once each name was read, every attribute stock's has, in
+    dir() and of the same kind (a module by name; a class or function by module, qualified name and
+    parameters; anything else by type): the lazy names stay attributes after their first use (boto3's
+    TransferConfig and both ServiceDocumenters too), and no patch removed one (the `dateutil` of
+    botocore.utils, credentials and tokens) or put another function in its place
+    (botocore.credentials.parse is dateutil's).  Names only a patch adds (its __getattr__) are not
+    compared."""
+    stock, patched = stock_and_patched
+    assert set(patched["module attributes"]) == set(stock["module attributes"])
+    assert {"botocore.utils", "botocore.credentials", "botocore.tokens", "boto3.compat"} <= set(
+        stock["module attributes"])
+    assert stock["module attributes"]["botocore.utils"]["dateutil"] == "module dateutil"
+    for module, attributes in sorted(stock["module attributes"].items()):
+        differing = {name: (kind, patched["module attributes"][module].get(name))
+                     for name, kind in attributes.items() if patched["module attributes"][module].get(name) != kind}
+        assert not differing, module
 
 
 def test_patched_sdk_keeps_the_lazy_modules_out_of_the_first_client(stock_and_patched):

@@ -649,7 +649,10 @@ def sdk_patches(params):
         server.terminate()
         server.wait(timeout=20)
     # Which tree it was and what `import boto3` imported differ by design: details, not compared.
-    return {"sdk": {("_" + key if key in ("patched", "imported_at_first_client", "compiled_at_first_client")
+    # (module attributes: the patched tree's modules also list what the patches add; test_patched_sdk
+    # compares stock's names.)
+    return {"sdk": {("_" + key if key in ("patched", "imported_at_first_client", "compiled_at_first_client",
+                                          "module attributes")
                      else key): value
                     for key, value in found.items()}}
 
