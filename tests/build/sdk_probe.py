@@ -38,6 +38,7 @@ PATCHES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
                        "patches")
 STOCK_NAMES = "SDK_PROBE_STOCK_NAMES"
 THREADS = "--first-use-from-threads"  # argv[1]: print first_use_from_threads() only
+AFTER = "--after-replacements"  # argv[1]: print after_replacements() only
 # Hosts for the host-parsing comparison: names, IPv4, IPv6 with and without brackets, zone IDs, ports,
 # and malformed ones (the patterns' first-use checks must give stock's answer for each).
 HOSTS = ("localhost", "dynamodb.us-east-1.amazonaws.com", "EXAMPLE.com.", "127.0.0.1", "0x7f.1", "1.2.3.4:80",
@@ -63,9 +64,10 @@ def main(endpoint):
     # send_errors first (before concurrent.futures is imported), then, before anything else reads them,
     # the lazy attributes replaced; their first use from many threads, in a fresh interpreter.
     result.update(send_errors=send_errors(), replaced_attributes=replaced_attributes())
-    threads = subprocess.run([sys.executable, __file__, THREADS], capture_output=True, text=True, timeout=120,
-                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))  # this SDK
-    result["first use from threads"] = json.loads(threads.stdout) if threads.returncode == 0 else threads.stderr
+    for key, flag in (("first use from threads", THREADS), ("after replacements", AFTER)):
+        fresh = subprocess.run([sys.executable, __file__, flag], capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))  # this SDK
+        result[key] = json.loads(fresh.stdout) if fresh.returncode == 0 else fresh.stderr
     result.update(deferred_names(), hosts=host_parsing(), config_file=config_file(), file_cache=file_cache())
     import boto3.compat
 
@@ -234,6 +236,50 @@ def first_use_from_threads():
     final = [id(getattr(module, attribute)) for module, (_, attribute) in zip(modules, attributes)]
     return [[module, attribute, len({row[index] for row in seen} | {final[index]})]
             for index, (module, attribute) in enumerate(attributes)]
+
+
+def after_replacements():
+    """What each lazy name is (and what its user answers) once a replacement ended, in a fresh
+    interpreter: (1) its source replaced (mock.patch) at its first read, then restored: stock took the
+    original at import, so a replacement must not be kept; (2) the name set by code, then its module
+    reloaded (importlib.reload): stock binds the name anew."""
+    import importlib
+    from unittest import mock
+
+    import boto3.compat
+    import boto3.docs
+    import boto3.docs.docstring
+    import botocore.credentials
+    import botocore.docs
+    import botocore.docs.docstring
+
+    class Replacement:  # a class without s3transfer's UNSET_DEFAULT
+        pass
+
+    def what(value):
+        return repr(value) if isinstance(value, (bool, str)) else what_it_is(value)
+
+    # (module, lazy name, what a test would replace: its source); dateutil's parse by an autospec mock
+    # (a function whose __module__ is None), the others by a class of this module.
+    names = [(boto3.compat, "TransferConfig", "s3transfer.manager.TransferConfig"),
+             (boto3.compat, "TRANSFER_CONFIG_SUPPORTS_CRT", "s3transfer.manager.TransferConfig"),
+             (botocore.credentials, "parse", "dateutil.parser.parse"),
+             (botocore.docs, "ServiceDocumenter", "botocore.docs.service.ServiceDocumenter"),
+             (boto3.docs, "ServiceDocumenter", "boto3.docs.service.ServiceDocumenter"),
+             (botocore.docs.docstring, "DocumentStructure", "botocore.docs.bcdoc.restdoc.DocumentStructure"),
+             (boto3.docs.docstring, "document_action", "boto3.docs.action.document_action")]
+    result = []
+    for module, name, source in names:
+        with mock.patch(source, **({"autospec": True} if name == "parse" else {"new": Replacement})):
+            getattr(module, name)  # the first read, under the replacement
+        result.append([module.__name__, name, "source replaced at the first read", what(getattr(module, name))])
+    result.append(["botocore.credentials", "_parse_if_needed", "after dateutil.parser.parse was replaced",
+                   outcome(botocore.credentials._parse_if_needed, "2026-11-28T08:00:00Z")])
+    for module, name, _ in names:
+        setattr(module, name, "set by code")
+        importlib.reload(module)
+        result.append([module.__name__, name, "set, then reloaded", what(getattr(module, name))])
+    return result
 
 
 def replaced_attributes():
@@ -436,5 +482,7 @@ def upload(s3, config):
 if __name__ == "__main__":
     if sys.argv[1:] == [THREADS]:
         print(json.dumps(first_use_from_threads()))
+    elif sys.argv[1:] == [AFTER]:
+        print(json.dumps(after_replacements()))
     else:
         print(json.dumps(main(sys.argv[1] if len(sys.argv) > 1 else ""), sort_keys=True))

@@ -52,7 +52,10 @@ def test_patched_sdk_behaves_as_stock(stock_and_patched, moto_endpoint):
     of botocore.utils, credentials and tokens, credentials.parse), what the functions using them answer
     while mock.patch replaced them before their first use (dateutil's parse through
     botocore.utils.dateutil, both generate_docs' ServiceDocumenter too), how many objects 16
-    threads get at a simultaneous first use (one), a config file's loading, a JSONFileCache's delete,
+    threads get at a simultaneous first use (one), what each kept lazy name of boto3.compat, both docs
+    packages, both docstring modules and botocore.credentials is once a replacement of its source at
+    its first read ended and once it was set and its module reloaded (the original: stock's
+    import-time one), a config file's loading, a JSONFileCache's delete,
     URLLib3Session.send's errors (concurrent.futures' CancelledError let through, also after that
     module left sys.modules) and a threaded multipart S3 upload + download (a local
     moto S3) are the same with the patches as without them."""
