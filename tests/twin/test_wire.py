@@ -1,21 +1,25 @@
 """wire.py: the twin's endpoint answers an S3 PUT it does not serve with its 501, over TLS behind
 the front, however the client's body and the server's close interleave; the front passes the
-server's close on with its answer."""
+server's close on with its answer, and the last bytes before a reset."""
 
 import select
 import socket
+import struct
 import tempfile
+import threading
+import time
 
 import boto3
 import botocore.config
 from pki import PKI
-from wire import Front, Wire
+from wire import Front, Wire, _relay
 
 CALLS = 12
 # Answers closed at once through the front, and what the front reads first from a client: a TLS
 # record whose body is one byte, no ClientHello (nothing to record, the front connects on).
 CLOSES = 20
 NOT_A_HELLO = b"\x16\x03\x01\x00\x01\x00"
+RESETS = 10  # answers followed by a reset, already both queued when the relay reads
 
 
 def test_refused_put_is_answered_not_cut():
@@ -78,3 +82,30 @@ def test_the_front_passes_a_close_on_with_the_last_bytes():
         backend.close()
     late = sum(1 for answer, closed in seen if not closed)
     assert seen == [(b"answer", True)] * CLOSES, "%d of %d closes came after the answer: %r" % (late, CLOSES, seen)
+
+
+def test_the_relay_passes_on_the_last_bytes_before_a_reset():
+    """A server that answers and resets (SO_LINGER 0: a close with unread data does the same),
+    both queued at the relay before it reads: the client gets the answer, then the close, RESETS
+    times; the reset met while looking for a close behind the answer must not drop the answer
+    (the old relay sent it on before reading further)."""
+    got = []
+    for _ in range(RESETS):
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            front_to_server = socket.create_connection(listener.getsockname())
+            server, _ = listener.accept()
+        client, front_to_client = socket.socketpair()
+        client.settimeout(10)
+        server.sendall(b"answer")
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        server.close()
+        time.sleep(0.05)  # on loopback both the answer and the reset are queued by now
+        relay = threading.Thread(target=_relay, args=(front_to_server, front_to_client, threading.Event()))
+        relay.start()
+        received = b""
+        with client:
+            while chunk := client.recv(64):
+                received += chunk
+        relay.join(10)
+        got.append(received)
+    assert got == [b"answer"] * RESETS, got
