@@ -39,6 +39,7 @@ PATCHES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 STOCK_NAMES = "SDK_PROBE_STOCK_NAMES"
 THREADS = "--first-use-from-threads"  # argv[1]: print first_use_from_threads() only
 AFTER = "--after-replacements"  # argv[1]: print after_replacements() only
+OLD_DATEUTIL = "--dateutil-without-lazy-submodules"  # argv[1]: print with_old_dateutil() only
 # Hosts for the host-parsing comparison: names, IPv4, IPv6 with and without brackets, zone IDs, ports,
 # and malformed ones (the patterns' first-use checks must give stock's answer for each).
 HOSTS = ("localhost", "dynamodb.us-east-1.amazonaws.com", "EXAMPLE.com.", "127.0.0.1", "0x7f.1", "1.2.3.4:80",
@@ -64,7 +65,8 @@ def main(endpoint):
     # send_errors first (before concurrent.futures is imported), then, before anything else reads them,
     # the lazy attributes replaced; their first use from many threads, in a fresh interpreter.
     result.update(send_errors=send_errors(), replaced_attributes=replaced_attributes())
-    for key, flag in (("first use from threads", THREADS), ("after replacements", AFTER)):
+    for key, flag in (("first use from threads", THREADS), ("after replacements", AFTER),
+                      ("dateutil without lazy submodules", OLD_DATEUTIL)):
         fresh = subprocess.run([sys.executable, __file__, flag], capture_output=True, text=True, timeout=120,
                                env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))  # this SDK
         result[key] = json.loads(fresh.stdout) if fresh.returncode == 0 else fresh.stderr
@@ -282,6 +284,27 @@ def after_replacements():
     return result
 
 
+def with_old_dateutil():
+    """The dateutil attribute of botocore.utils, credentials and tokens right after import, with a
+    python-dateutil that imports no submodule on attribute access (< 2.9, which a function may bundle
+    first on sys.path: 2.8.2 checked by hand, 2026-11-28); here the pinned 2.9 without its module
+    __getattr__, before botocore is imported."""
+    from unittest import mock
+
+    import dateutil
+
+    vars(dateutil).pop("__getattr__", None)
+    import botocore.credentials
+    import botocore.tokens
+    import botocore.utils
+
+    found = [outcome(operator.attrgetter(path), botocore) for path in (
+        "utils.dateutil.parser.__name__", "credentials.dateutil.parser.__name__", "tokens.dateutil.parser.__name__")]
+    found.append(outcome(mock.patch("botocore.utils.dateutil.parser.parse", lambda *args, **kwargs: "replaced")(
+        botocore.utils.parse_timestamp), "Sat, 28 Nov 2026 08:00:00 GMT"))
+    return found
+
+
 def replaced_attributes():
     """What the functions that use a lazy module attribute answer while code (mock.patch) replaced it,
     before its first use: stock's functions use the attribute they imported, so the replacement."""
@@ -484,5 +507,7 @@ if __name__ == "__main__":
         print(json.dumps(first_use_from_threads()))
     elif sys.argv[1:] == [AFTER]:
         print(json.dumps(after_replacements()))
+    elif sys.argv[1:] == [OLD_DATEUTIL]:
+        print(json.dumps(with_old_dateutil()))
     else:
         print(json.dumps(main(sys.argv[1] if len(sys.argv) > 1 else ""), sort_keys=True))

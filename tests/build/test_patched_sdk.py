@@ -55,7 +55,8 @@ def test_patched_sdk_behaves_as_stock(stock_and_patched, moto_endpoint):
     threads get at a simultaneous first use (one), what each kept lazy name of boto3.compat, both docs
     packages, both docstring modules and botocore.credentials is once a replacement of its source at
     its first read ended and once it was set and its module reloaded (the original: stock's
-    import-time one), a config file's loading, a JSONFileCache's delete,
+    import-time one), the dateutil.parser of botocore.utils, credentials and tokens with a dateutil
+    that imports no submodule on access (< 2.9), a config file's loading, a JSONFileCache's delete,
     URLLib3Session.send's errors (concurrent.futures' CancelledError let through, also after that
     module left sys.modules) and a threaded multipart S3 upload + download (a local
     moto S3) are the same with the patches as without them."""
