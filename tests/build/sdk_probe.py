@@ -254,6 +254,7 @@ def after_replacements():
     import botocore.credentials
     import botocore.docs
     import botocore.docs.docstring
+    import botocore.utils
 
     class Replacement:  # a class without s3transfer's UNSET_DEFAULT
         pass
@@ -271,7 +272,8 @@ def after_replacements():
              (botocore.docs.docstring, "DocumentStructure", "botocore.docs.bcdoc.restdoc.DocumentStructure"),
              (boto3.docs.docstring, "document_action", "boto3.docs.action.document_action")]
     result = []
-    for module, name, source in names:
+    # botocore.utils.Path too (a reload of botocore.utils still keeps a Path set by code: not compared).
+    for module, name, source in names + [(botocore.utils, "Path", "pathlib.Path")]:
         with mock.patch(source, **({"autospec": True} if name == "parse" else {"new": Replacement})):
             getattr(module, name)  # the first read, under the replacement
         result.append([module.__name__, name, "source replaced at the first read", what(getattr(module, name))])
