@@ -400,6 +400,8 @@ def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop, e
     expected = os.path.join(root, "layer") if OPT[variant] == "layer" else os.path.dirname(os.path.dirname(python))
     if not child["boto3_file"].startswith(expected):
         raise SystemExit("coldstart: %s imported boto3 from %s" % (variant, child["boto3_file"]))
+    cpu_ms = (child["cpu_answered"] - child["cpu_started"]) * 1000
+    import_cpu_ms = (child["cpu_imported"] - child["cpu_top"]) * 1000
     return {
         "interpreter_ms": (child["started"] - spawned) * 1000,
         "startup_ms": (child["top"] - child["started"]) * 1000,
@@ -408,15 +410,14 @@ def measure_lambda(python, minor, variant, memory_mb, root, url, bundle, drop, e
         "call_ms": (child["answered"] - child["created"]) * 1000,
         "total_ms": (child["answered"] - child["started"]) * 1000,
         "process_ms": (child["answered"] - spawned) * 1000,
-        "cpu_ms": (child["cpu_answered"] - child["cpu_started"]) * 1000,
+        "cpu_ms": cpu_ms,
         # The same span's CPU by part (what a flavor can change is not the same in each), and the
         # parts other than the import together, per run: a median of sums, not a sum of medians.
         "startup_cpu_ms": (child["cpu_top"] - child["cpu_started"]) * 1000,
-        "import_cpu_ms": (child["cpu_imported"] - child["cpu_top"]) * 1000,
+        "import_cpu_ms": import_cpu_ms,
         "client_cpu_ms": (child["cpu_created"] - child["cpu_imported"]) * 1000,
         "call_cpu_ms": (child["cpu_answered"] - child["cpu_created"]) * 1000,
-        "besides_import_cpu_ms": ((child["cpu_answered"] - child["cpu_started"])
-                                  - (child["cpu_imported"] - child["cpu_top"])) * 1000,
+        "besides_import_cpu_ms": cpu_ms - import_cpu_ms,
         "process_cpu_ms": child["cpu_answered"] * 1000,
         "botocore": child["botocore"],
         "python_version": child["python_version"],

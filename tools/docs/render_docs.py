@@ -412,12 +412,12 @@ def view_coldstart_imports(data):
                                                                    parts["runs"]))
 
 
-# Issue 22's goals: (what, data file, how to get the measured ratio, at most).
 # Issue 36: the hook flavor's cold start at 128 MB at most this many times the runtime copy's, without
 # changing a module of the runtime's SDK.
 HOOK_FLAVOR_GOAL = 0.70
 
 
+# Issue 22's goals: (what, data file, how to get the measured ratio, at most).
 def coldstart_goals(data):
     by = coldstart_rows(data)
     connect = {(row["memory_mb"], row["config"]): row for row in data["bench-connect"]["rows"]}
